@@ -1,0 +1,303 @@
+"""Load and validate the check catalog: one YAML file per check in ``checks/``.
+
+The catalog ships inside the package as ``rocmlint.checks``. Every field of a check file is
+typed here; an unknown key, a wrong type or a missing field is an error that names the file
+and the key, because PyYAML silently turns ``on``/``off``/``no`` into booleans and a typo'd
+key would otherwise be ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LANGUAGES = ("python", "cpp", "cmake", "make", "dockerfile", "shell", "requirements", "pyproject", "yaml")
+SEVERITIES = ("error", "warning", "note")
+PRECISIONS = ("very-high", "high", "medium", "low")
+SAFETIES = ("safe", "unsafe")
+MATCHER_KINDS = ("python", "ast-grep", "text", "function")
+
+ID_RE = re.compile(r"^ROCM\d{3}$")
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+class CheckFileError(ValueError):
+    """A check file does not follow the schema."""
+
+
+# --- the schema -----------------------------------------------------------------------------
+# A field spec is (type, required). Types: str, int, bool, "str-list", "int-list", a tuple of
+# allowed strings (enum), a dict (nested mapping spec), ("list-of", dict) or "any-mapping"
+# (free-form, validated by the matcher that owns it).
+
+EXAMPLE_INVALID = {
+    "code": (str, True),
+    "lines": ("int-list", True),
+    "fixed": (str, False),
+    "file": (str, False),
+    "note": (str, False),
+}
+EXAMPLE_VALID = {
+    "code": (str, True),
+    "file": (str, False),
+    "note": (str, False),
+}
+REWRITE = {
+    "capture": (str, False),
+    "template": (str, True),
+    "safety": (SAFETIES, True),
+    "note": (str, True),
+}
+FIX = {
+    "title": (str, True),
+    "snippet": (str, True),
+    "rewrite": (REWRITE, False),
+    "runtime": (str, False),
+}
+SCHEMA = {
+    "id": (str, True),
+    "name": (str, True),
+    "title": (str, True),
+    "languages": ("lang-list", True),
+    "severity": (SEVERITIES, True),
+    "precision": (PRECISIONS, True),
+    "enabled-by-default": (bool, False),
+    "tags": ("str-list", True),
+    "markers": ("str-list", True),
+    "message": (str, True),
+    "description": (str, True),
+    "rationale": (str, True),
+    "match": ("any-mapping", True),
+    "gated": (bool, False),
+    "fix": (FIX, True),
+    "references": ("str-list", True),
+    "examples": ({"invalid": (("list-of", EXAMPLE_INVALID), True), "valid": (("list-of", EXAMPLE_VALID), True)}, True),
+}
+
+
+def _type_name(kind: Any) -> str:
+    if kind is str:
+        return "a string"
+    if kind is int:
+        return "an integer"
+    if kind is bool:
+        return "true or false"
+    if isinstance(kind, tuple) and kind and kind[0] == "list-of":
+        return "a list of mappings"
+    if isinstance(kind, tuple):
+        return "one of " + ", ".join(kind)
+    if isinstance(kind, dict) or kind == "any-mapping":
+        return "a mapping"
+    return {"str-list": "a list of strings", "int-list": "a list of integers",
+            "lang-list": "a list of languages (" + ", ".join(LANGUAGES) + ")"}[kind]
+
+
+def _validate(value: Any, spec: dict, where: str, source: str) -> None:
+    if not isinstance(value, dict):
+        raise CheckFileError(f"{source}: {where or 'the file'} must be a mapping")
+    for key in value:
+        if key not in spec:
+            known = ", ".join(spec)
+            raise CheckFileError(f"{source}: unknown key {where + '.' if where else ''}{key!s} (known keys: {known})")
+    for key, (kind, required) in spec.items():
+        path = f"{where}.{key}" if where else key
+        if key not in value:
+            if required:
+                raise CheckFileError(f"{source}: missing key {path}")
+            continue
+        _validate_value(value[key], kind, path, source)
+
+
+def _validate_value(item: Any, kind: Any, path: str, source: str) -> None:
+    bad = CheckFileError(f"{source}: {path} must be {_type_name(kind)}, got {item!r}")
+    if kind is str:
+        if not isinstance(item, str) or not item.strip():
+            raise bad
+    elif kind is int:
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise bad
+    elif kind is bool:
+        if not isinstance(item, bool):
+            raise bad
+    elif kind in ("str-list", "lang-list"):
+        if not isinstance(item, list) or not item or not all(isinstance(x, str) and x for x in item):
+            raise bad
+        if kind == "lang-list" and any(x not in LANGUAGES for x in item):
+            raise bad
+    elif kind == "int-list":
+        if not isinstance(item, list) or not item or not all(isinstance(x, int) and not isinstance(x, bool) for x in item):
+            raise bad
+    elif kind == "any-mapping":
+        if not isinstance(item, dict):
+            raise bad
+    elif isinstance(kind, tuple) and kind and kind[0] == "list-of":
+        if not isinstance(item, list) or not item:
+            raise bad
+        for i, element in enumerate(item):
+            _validate(element, kind[1], f"{path}[{i}]", source)
+    elif isinstance(kind, tuple):
+        if item not in kind:
+            raise bad
+    elif isinstance(kind, dict):
+        _validate(item, kind, path, source)
+    else:  # pragma: no cover - a schema bug, not a user error
+        raise AssertionError(f"unknown schema kind {kind!r}")
+
+
+# --- the loaded form ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InvalidExample:
+    code: str
+    lines: tuple[int, ...]
+    fixed: str | None
+    file: str | None
+    note: str | None
+
+
+@dataclass(frozen=True)
+class ValidExample:
+    code: str
+    file: str | None
+    note: str | None
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    capture: str | None  # the capture whose text is replaced; None = the whole match
+    template: str
+    safety: str
+    note: str
+
+
+@dataclass(frozen=True)
+class FixIt:
+    title: str
+    snippet: str
+    rewrite: Rewrite | None
+    runtime: str | None
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    name: str
+    title: str
+    languages: tuple[str, ...]
+    severity: str
+    precision: str
+    enabled_by_default: bool
+    tags: tuple[str, ...]
+    markers: tuple[str, ...]
+    message: str
+    description: str
+    rationale: str
+    matcher_kind: str
+    matcher_spec: dict = field(hash=False, compare=False)
+    gated: bool = True
+    fix: FixIt | None = None
+    references: tuple[str, ...] = ()
+    invalid_examples: tuple[InvalidExample, ...] = ()
+    valid_examples: tuple[ValidExample, ...] = ()
+    source: str = ""
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and self.fix.rewrite is not None
+
+
+def parse_check(data: Any, source: str) -> Check:
+    """Validate one check file's data and build a Check. `source` names the file in errors."""
+    _validate(data, SCHEMA, "", source)
+    if not ID_RE.match(data["id"]):
+        raise CheckFileError(f"{source}: id must look like ROCM001, got {data['id']!r}")
+    if not NAME_RE.match(data["name"]):
+        raise CheckFileError(f"{source}: name must be lower-case words joined by '-', got {data['name']!r}")
+    if "\n" in data["message"].strip():
+        raise CheckFileError(f"{source}: message must be one line")
+    match = data["match"]
+    if len(match) != 1 or next(iter(match)) not in MATCHER_KINDS:
+        raise CheckFileError(
+            f"{source}: match must have exactly one of {', '.join(MATCHER_KINDS)}, got {', '.join(map(str, match)) or 'nothing'}"
+        )
+    kind, spec = next(iter(match.items()))
+    if not isinstance(spec, dict):
+        raise CheckFileError(f"{source}: match.{kind} must be a mapping")
+    fix = data["fix"]
+    rewrite = fix.get("rewrite")
+    examples = data["examples"]
+    return Check(
+        id=data["id"],
+        name=data["name"],
+        title=data["title"],
+        languages=tuple(data["languages"]),
+        severity=data["severity"],
+        precision=data["precision"],
+        enabled_by_default=data.get("enabled-by-default", True),
+        tags=tuple(data["tags"]),
+        markers=tuple(data["markers"]),
+        message=data["message"].strip(),
+        description=data["description"].strip(),
+        rationale=data["rationale"].strip(),
+        matcher_kind=kind,
+        matcher_spec=spec,
+        gated=data.get("gated", True),
+        fix=FixIt(
+            title=fix["title"],
+            snippet=fix["snippet"],
+            rewrite=Rewrite(rewrite.get("capture"), rewrite["template"], rewrite["safety"], rewrite["note"].strip())
+            if rewrite
+            else None,
+            runtime=fix.get("runtime"),
+        ),
+        references=tuple(data["references"]),
+        invalid_examples=tuple(
+            InvalidExample(e["code"], tuple(e["lines"]), e.get("fixed"), e.get("file"), e.get("note"))
+            for e in examples["invalid"]
+        ),
+        valid_examples=tuple(ValidExample(e["code"], e.get("file"), e.get("note")) for e in examples["valid"]),
+        source=source,
+    )
+
+
+def load_check_file(path: Path) -> Check:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise CheckFileError(f"{path.name}: not valid YAML: {exc}") from exc
+    check = parse_check(data, path.name)
+    expected = f"{check.id}-{check.name}.yaml"
+    if path.name != expected:
+        raise CheckFileError(f"{path.name}: file name must be {expected} (id and name fields)")
+    return check
+
+
+def catalog_files() -> list[Path]:
+    root = resources.files("rocmlint.checks")
+    return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+@lru_cache(maxsize=1)
+def load_catalog() -> tuple[Check, ...]:
+    """Every check shipped with rocmlint, validated, sorted by id. Duplicate ids are an error."""
+    checks: dict[str, Check] = {}
+    for path in catalog_files():
+        check = load_check_file(path)
+        if check.id in checks:
+            raise CheckFileError(f"{path.name}: id {check.id} is already used by {checks[check.id].source}")
+        checks[check.id] = check
+    return tuple(checks[k] for k in sorted(checks))
+
+
+def check_by_id(check_id: str) -> Check | None:
+    for check in load_catalog():
+        if check.id == check_id.upper():
+            return check
+    return None

@@ -1,0 +1,98 @@
+"""`[tool.rocmlint]` in pyproject.toml, read by every face.
+
+The configuration used is the nearest pyproject.toml that has a `[tool.rocmlint]` table,
+searching upward from a starting directory (the scanned path for `rocmlint scan`, the checked
+file's directory for flake8) and stopping at the repository root (a directory with `.git`).
+
+    [tool.rocmlint]
+    select = ["ROCM"]            # check ids or id prefixes; default: every check enabled by default
+    ignore = ["ROCM005"]         # ids or prefixes to leave out
+    exclude = ["third_party/", "*_pb2.py"]   # gitignore-style patterns, relative to this file
+    max-file-size = 1048576      # bytes; larger files are reported and skipped (0: no limit)
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+DEFAULT_MAX_FILE_SIZE = 1024 * 1024
+
+
+class ConfigError(ValueError):
+    """The configuration is wrong; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None = None  # the pyproject.toml it came from, if any
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    root: Path = field(default_factory=Path.cwd)  # what `exclude` patterns are relative to
+
+
+_KEYS = {"select": list, "ignore": list, "exclude": list, "max-file-size": int}
+
+
+def parse_config(table: dict, path: Path) -> Config:
+    for key, value in table.items():
+        if key not in _KEYS:
+            raise ConfigError(f"{path}: unknown key [tool.rocmlint] {key} (known keys: {', '.join(_KEYS)})")
+        expected = _KEYS[key]
+        if not isinstance(value, expected) or isinstance(value, bool):
+            raise ConfigError(f"{path}: [tool.rocmlint] {key} must be a {'list of strings' if expected is list else 'number'}")
+        if expected is list and not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: [tool.rocmlint] {key} must be a list of strings")
+    size = table.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
+    if size < 0:
+        raise ConfigError(f"{path}: [tool.rocmlint] max-file-size must be 0 or more")
+    return Config(
+        path=path,
+        select=tuple(table["select"]) if "select" in table else None,
+        ignore=tuple(table.get("ignore", ())),
+        exclude=tuple(table.get("exclude", ())),
+        max_file_size=size,
+        root=path.parent,
+    )
+
+
+def load_config_file(path: Path) -> Config:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    table = data.get("tool", {}).get("rocmlint")
+    if table is None:
+        return Config(path=None, root=path.parent)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.rocmlint] must be a table")
+    return parse_config(table, path)
+
+
+@lru_cache(maxsize=256)
+def find_config(start: Path) -> Config:
+    """The nearest [tool.rocmlint] table above `start` (a directory), or the defaults."""
+    directory = start.resolve()
+    for candidate in (directory, *directory.parents):
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                has_table = "rocmlint" in pyproject.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                has_table = False
+            if has_table:
+                config = load_config_file(pyproject)
+                if config.path is not None:
+                    return config
+        if (candidate / ".git").exists():
+            break
+    return Config(root=Path.cwd())

@@ -1,0 +1,276 @@
+"""The one engine behind every face: select checks, read files, run matchers, build Findings.
+
+Per file: read once (bad input becomes a Problem, never an exception), skip the file unless
+it contains a marker string of a check for its language (most files of a real repo contain
+none and are never parsed), then run each check's matcher on the shared SourceFile, drop
+gated and suppressed hits, and turn the rest into Findings with their fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from rocmlint.checks_loader import Check, load_catalog
+from rocmlint.config import Config
+from rocmlint.discovery import Excludes, Target, discover
+from rocmlint.findings import Edit, Finding, Fix, Problem, ScanResult
+from rocmlint.matchers import Match, compile_matcher
+from rocmlint.source import SourceFile
+
+# A file is binary when its first block holds a NUL byte (what git and grep assume too).
+_BINARY_PROBE = 8192
+_TEMPLATE_VAR = re.compile(r"\$\{import:([A-Za-z0-9_.]+)\}|\$([A-Z_][A-Z0-9_]*)")
+# Below this many files a process pool costs more than it saves.
+_PARALLEL_THRESHOLD = 200
+
+
+class SelectionError(ValueError):
+    """A --select/--ignore value that names no check."""
+
+
+# --- which checks run ------------------------------------------------------------------------
+
+
+def select_checks(
+    select: Sequence[str] | None = None, ignore: Sequence[str] = (), catalog: Sequence[Check] | None = None
+) -> list[Check]:
+    """Checks chosen by id prefixes. No `select`: every check enabled by default.
+
+    A selector matches an id or an id prefix ("ROCM0" picks ROCM001-ROCM099); "ALL" picks all.
+    Explicitly selected checks run even when off by default. Unknown selectors are errors.
+    """
+    catalog = list(catalog if catalog is not None else load_catalog())
+
+    def matches(selector: str, check: Check) -> bool:
+        selector = selector.strip().upper()
+        return selector == "ALL" or check.id.startswith(selector)
+
+    for selector in [*(select or ()), *ignore]:
+        if not selector.strip() or not any(matches(selector, c) for c in catalog):
+            raise SelectionError(f"unknown check or prefix: {selector!r} (see `rocmlint rules`)")
+    if select is None:
+        chosen = [c for c in catalog if c.enabled_by_default]
+    else:
+        chosen = [c for c in catalog if any(matches(s, c) for s in select)]
+    return [c for c in chosen if not any(matches(s, c) for s in ignore)]
+
+
+@lru_cache(maxsize=None)
+def _matcher_for(check: Check):
+    return compile_matcher(check)
+
+
+# --- one file --------------------------------------------------------------------------------
+
+
+def read_source(path: str, language: str, max_file_size: int) -> tuple[SourceFile | None, Problem | None]:
+    """Read a file for scanning, or say why it cannot be scanned."""
+    try:
+        size = os.stat(path).st_size
+        if max_file_size and size > max_file_size:
+            return None, Problem(path, f"skipped: {size} bytes is over the size limit of {max_file_size} bytes (max-file-size)")
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return None, Problem(path, f"skipped: cannot read: {exc.strerror or exc}")
+    if b"\0" in data[:_BINARY_PROBE]:
+        return None, Problem(path, "skipped: binary file (NUL byte)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, Problem(path, f"skipped: not valid UTF-8 (byte {exc.start}, line {line})", line)
+    # Line ends are normalised so that positions are the same on every platform.
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return SourceFile(path, text, language), None
+
+
+def _render(template: str, match: Match, source: SourceFile) -> str | None:
+    """Fill $VAR captures and ${import:module} names; None when one is not available."""
+    missing = False
+
+    def substitute(hit: re.Match) -> str:
+        nonlocal missing
+        if hit.group(1):
+            local = source.python_index.local_name_of_module(hit.group(1)) if source.language == "python" else None
+            if local is None:
+                missing = True
+                return ""
+            return local
+        capture = match.captures.get(hit.group(2))
+        if capture is None:
+            missing = True
+            return ""
+        return capture.text
+
+    rendered = _TEMPLATE_VAR.sub(substitute, template)
+    return None if missing else rendered
+
+
+def _message(check: Check, match: Match) -> str:
+    def substitute(hit: re.Match) -> str:
+        capture = match.captures.get(hit.group(2)) if hit.group(2) else None
+        return capture.text if capture is not None else hit.group(0)
+
+    return _TEMPLATE_VAR.sub(substitute, check.message)
+
+
+def _fix(check: Check, match: Match, source: SourceFile) -> Fix | None:
+    rewrite = check.fix.rewrite if check.fix else None
+    if rewrite is None:
+        return None
+    if rewrite.capture:
+        target = match.captures.get(rewrite.capture)
+        if target is None:
+            return None
+        start, end = target.start, target.end
+    else:
+        start, end = match.start, match.end
+    replacement = _render(rewrite.template, match, source)
+    if replacement is None:
+        return None
+    return Fix(check.fix.title, rewrite.safety, (Edit(start, end, replacement),))
+
+
+def check_source(source: SourceFile, checks: Iterable[Check]) -> tuple[list[Finding], list[Problem]]:
+    """Run `checks` on one file. Parse failures become Problems, never exceptions."""
+    relevant = [
+        c for c in checks if source.language in c.languages and any(m in source.text for m in c.markers)
+    ]
+    findings: list[Finding] = []
+    if not relevant:
+        return findings, []
+    if source.language == "python":
+        try:
+            source.python_index
+        except (SyntaxError, ValueError, RecursionError) as exc:
+            line = getattr(exc, "lineno", None)
+            detail = getattr(exc, "msg", None) or str(exc)
+            return [], [Problem(source.path, f"skipped: Python syntax error: {detail}", line)]
+    seen: set[tuple] = set()
+    for check in relevant:
+        for match in _matcher_for(check).find(source):
+            if match.gated and check.gated:
+                continue
+            line, col = source.position(match.start)
+            if source.suppressions.suppressed(line, check.id):
+                continue
+            key = (check.id, match.start, match.end)
+            if key in seen:
+                continue
+            seen.add(key)
+            end_line, end_col = source.position(match.end)
+            findings.append(
+                Finding(
+                    path=source.path,
+                    check_id=check.id,
+                    message=_message(check, match),
+                    severity=check.severity,
+                    line=line,
+                    col=col,
+                    end_line=end_line,
+                    end_col=end_col,
+                    fix=_fix(check, match, source),
+                )
+            )
+    findings.sort(key=Finding.sort_key)
+    return findings, []
+
+
+def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Check]) -> list[Finding]:
+    """For the flake8 face: reuse flake8's tree, never parse again."""
+    source = SourceFile(path, text, "python", python_tree=tree)
+    findings, _ = check_source(source, checks)
+    return findings
+
+
+def check_file(target: Target, checks: Sequence[Check], max_file_size: int) -> tuple[list[Finding], list[Problem]]:
+    source, problem = read_source(target.path, target.language, max_file_size)
+    if problem is not None:
+        return [], [problem]
+    try:
+        return check_source(source, checks)
+    except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return [], [Problem(target.path, f"skipped: internal error while checking: {type(exc).__name__}: {exc}")]
+
+
+# --- many files ------------------------------------------------------------------------------
+
+_worker_checks: list[Check] = []
+
+
+def _init_worker(check_ids: list[str]) -> None:
+    global _worker_checks
+    wanted = set(check_ids)
+    _worker_checks = [c for c in load_catalog() if c.id in wanted]
+
+
+def _check_batch(batch: list[Target], max_file_size: int) -> tuple[list[Finding], list[Problem]]:
+    findings: list[Finding] = []
+    problems: list[Problem] = []
+    for target in batch:
+        f, p = check_file(target, _worker_checks, max_file_size)
+        findings.extend(f)
+        problems.extend(p)
+    return findings, problems
+
+
+@dataclass
+class ScanRequest:
+    paths: list[Path]
+    checks: list[Check]
+    config: Config
+    extra_excludes: tuple[str, ...] = ()
+    jobs: int | None = None
+
+
+def scan(request: ScanRequest) -> ScanResult:
+    excludes = Excludes(request.config.exclude + request.extra_excludes, request.config.root)
+    languages = {lang for c in request.checks for lang in c.languages}
+    targets = [t for t in discover(request.paths, excludes) if t.language in languages]
+    result = ScanResult(files_scanned=len(targets))
+    jobs = request.jobs or os.cpu_count() or 1
+    max_size = request.config.max_file_size
+    if jobs > 1 and len(targets) >= _PARALLEL_THRESHOLD:
+        batches = [targets[i : i + 64] for i in range(0, len(targets), 64)]
+        ids = [c.id for c in request.checks]
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids,)) as pool:
+            for findings, problems in pool.map(_check_batch, batches, [max_size] * len(batches)):
+                result.findings.extend(findings)
+                result.problems.extend(problems)
+    else:
+        for target in targets:
+            findings, problems = check_file(target, request.checks, max_size)
+            result.findings.extend(findings)
+            result.problems.extend(problems)
+    result.findings.sort(key=Finding.sort_key)
+    result.problems.sort(key=lambda p: p.path)
+    return result
+
+
+def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool) -> tuple[str, int]:
+    """Apply the fixes of `findings` to `text`; overlapping edits after the first are skipped."""
+    edits: list[Edit] = []
+    for finding in findings:
+        if finding.fix is None or (finding.fix.safety == "unsafe" and not unsafe):
+            continue
+        edits.extend(finding.fix.edits)
+    applied = 0
+    last_start = len(text) + 1
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        if edit.end > last_start:
+            continue
+        text = text[: edit.start] + edit.replacement + text[edit.end :]
+        last_start = edit.start
+        applied += 1
+    return text, applied

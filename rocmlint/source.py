@@ -1,0 +1,93 @@
+"""One file being scanned: its text, read once, and its parse trees, built lazily and shared.
+
+Every check for a file sees the same SourceFile, so a file is parsed at most once per parser.
+The flake8 face hands in flake8's own `ast` tree so that it is never parsed twice.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from functools import cached_property
+
+
+class SourceFile:
+    def __init__(self, path: str, text: str, language: str, python_tree: ast.AST | None = None):
+        self.path = path
+        self.text = text
+        self.language = language
+        self._python_tree = python_tree
+
+    # --- positions ------------------------------------------------------------------------
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Code-point offset of the start of each line (index 0 is line 1)."""
+        starts = [0]
+        for i, ch in enumerate(self.text):
+            if ch == "\n":
+                starts.append(i + 1)
+        return starts
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    def offset(self, line: int, col: int) -> int:
+        """Code-point offset of (1-based line, 0-based code-point column)."""
+        return self.line_starts[line - 1] + col
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(1-based line, 0-based code-point column) of a code-point offset."""
+        index = bisect.bisect_right(self.line_starts, offset) - 1
+        return index + 1, offset - self.line_starts[index]
+
+    def line_text(self, line: int) -> str:
+        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+
+    def byte_col_to_char(self, line: int, byte_col: int) -> int:
+        """`ast` columns are UTF-8 byte offsets; convert one to code points."""
+        text = self.line_text(line)
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def char_col_to_byte(self, line: int, col: int) -> int:
+        text = self.line_text(line)
+        if text.isascii():
+            return col
+        return len(text[:col].encode("utf-8"))
+
+    # --- parse trees ----------------------------------------------------------------------
+    @property
+    def python_tree(self) -> ast.AST:
+        """The module's `ast` tree. Raises SyntaxError (or ValueError for NUL bytes)."""
+        if self._python_tree is None:
+            self._python_tree = ast.parse(self.text, filename=self.path)
+        return self._python_tree
+
+    @cached_property
+    def python_index(self):
+        from rocmlint.matchers.python_index import PythonIndex
+
+        return PythonIndex(self.python_tree)
+
+    @cached_property
+    def cpp_root(self):
+        """ast-grep root of the file as C++, after CUDA-only syntax is blanked."""
+        from ast_grep_py import SgRoot
+
+        from rocmlint.cuda_syntax import blank_cuda_syntax
+
+        return SgRoot(blank_cuda_syntax(self.text), "cpp").root()
+
+    @cached_property
+    def preprocessor_gates(self):
+        from rocmlint.gates import PreprocessorGates
+
+        return PreprocessorGates(self.text)
+
+    @cached_property
+    def suppressions(self):
+        from rocmlint.suppress import Suppressions
+
+        return Suppressions(self.text, self.language)
