@@ -137,7 +137,9 @@ def _fix(check: Check, match: Match, source: SourceFile) -> Fix | None:
     replacement = _render(rewrite.template, match, source)
     if replacement is None:
         return None
-    return Fix(check.fix.title, rewrite.safety, (Edit(start, end, replacement),))
+    (start_line, start_col), (end_line, end_col) = source.position(start), source.position(end)
+    edit = Edit(start, end, replacement, start_line, start_col, end_line, end_col)
+    return Fix(check.fix.title, rewrite.safety, (edit,))
 
 
 def check_source(source: SourceFile, checks: Iterable[Check]) -> tuple[list[Finding], list[Problem]]:
@@ -168,6 +170,10 @@ def check_source(source: SourceFile, checks: Iterable[Check]) -> tuple[list[Find
                 continue
             seen.add(key)
             end_line, end_col = source.position(match.end)
+            fix = _fix(check, match, source)
+            touched = {line, end_line}
+            if fix is not None:
+                touched.update(n for e in fix.edits for n in (e.start_line, e.end_line))
             findings.append(
                 Finding(
                     path=source.path,
@@ -178,7 +184,8 @@ def check_source(source: SourceFile, checks: Iterable[Check]) -> tuple[list[Find
                     col=col,
                     end_line=end_line,
                     end_col=end_col,
-                    fix=_fix(check, match, source),
+                    fix=fix,
+                    context={n: source.line_text(n) for n in touched},
                 )
             )
     findings.sort(key=Finding.sort_key)

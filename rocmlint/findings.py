@@ -14,11 +14,18 @@ SEVERITIES = ("error", "warning", "note")
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace text[start:end] (code-point offsets into the file) with `replacement`."""
+    """Replace text[start:end] (code-point offsets into the file) with `replacement`.
+
+    The same span is also given as (line, column) positions, for reporters.
+    """
 
     start: int
     end: int
     replacement: str
+    start_line: int = 0
+    start_col: int = 0
+    end_line: int = 0
+    end_col: int = 0
 
 
 @dataclass(frozen=True)
@@ -39,9 +46,23 @@ class Finding:
     end_line: int
     end_col: int
     fix: Fix | None = None
+    # The text of every line the finding and its fix touch, for converting columns at the edges
+    # (SARIF counts UTF-16 code units, flake8 UTF-8 bytes) without reading the file again.
+    context: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.col, self.check_id)
+
+
+def utf16_column(line_text: str, col: int) -> int:
+    """Code-point column -> UTF-16 code-unit column (characters outside the BMP count twice)."""
+    prefix = line_text[:col]
+    return col + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
+
+
+def utf8_column(line_text: str, col: int) -> int:
+    """Code-point column -> UTF-8 byte column, the unit of `ast` and so of flake8."""
+    return len(line_text[:col].encode("utf-8"))
 
 
 @dataclass(frozen=True)

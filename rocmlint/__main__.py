@@ -1,0 +1,5 @@
+import sys
+
+from rocmlint.cli import main
+
+sys.exit(main())

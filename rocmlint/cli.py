@@ -1,0 +1,237 @@
+"""The `rocmlint` command: scan, rules, explain, doctor.
+
+Exit codes: 0 nothing found, 1 findings reported, 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rocmlint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _ids(values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rocmlint",
+        description="Find the code that breaks or slows down when a CUDA/NVIDIA project moves to AMD GPUs (ROCm/HIP).",
+        epilog="Exit codes: 0 no findings, 1 findings, 2 usage or internal error. Docs per check: rocmlint explain ROCM001",
+    )
+    parser.add_argument("--version", action="version", version=f"rocmlint {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    scan = commands.add_parser(
+        "scan",
+        help="scan files and directories",
+        description="Scan Python, CUDA/HIP C++ and build files for ROCm portability pitfalls.",
+        epilog="Configuration: [tool.rocmlint] in the nearest pyproject.toml above the first PATH "
+        "(keys: select, ignore, exclude, max-file-size). Command-line --select/--ignore replace the "
+        "configured lists; --exclude adds to them.",
+    )
+    scan.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    scan.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text", help="output format (default: text)")
+    scan.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
+    scan.add_argument("--select", action="append", metavar="IDS", help="comma-separated check ids or prefixes to run (e.g. ROCM001,ROCM2)")
+    scan.add_argument("--ignore", action="append", metavar="IDS", help="comma-separated check ids or prefixes to leave out")
+    scan.add_argument("--exclude", action="append", default=[], metavar="PATTERN", help="gitignore-style pattern of paths to skip (repeatable)")
+    scan.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
+    scan.add_argument("--show-fix", action="store_true", help="text format: print each finding's fix-it snippet")
+    scan.add_argument("--fix", action="store_true", help="apply safe automatic fixes in place")
+    scan.add_argument("--unsafe-fixes", action="store_true", help="with --fix, also apply unsafe fixes")
+    scan.add_argument("--config", metavar="FILE", help="read [tool.rocmlint] from this pyproject.toml")
+    scan.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    scan.add_argument("--max-file-size", type=int, metavar="BYTES", help="skip larger files (0: no limit; default 1 MiB)")
+    scan.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: one per CPU)")
+    scan.add_argument("-q", "--quiet", action="store_true", help="do not print skipped files on standard error")
+
+    rules = commands.add_parser("rules", help="list every check", description="List every check rocmlint has.")
+    rules.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+
+    explain = commands.add_parser("explain", help="show a check's documentation and fix-it", description="Show a check's documentation and fix-it.")
+    explain.add_argument("check_id", metavar="ROCMnnn")
+    explain.add_argument("--format", choices=("text", "markdown"), default="text")
+
+    commands.add_parser(
+        "doctor",
+        help="report this machine's GPU stack and runtime hazards (needs rocmlint[runtime] for GPU details)",
+        add_help=False,
+    )
+    return parser
+
+
+def _load_config(args):
+    from rocmlint.config import Config, find_config, load_config_file
+
+    if args.isolated:
+        config = Config()
+    elif args.config:
+        path = Path(args.config)
+        if not path.is_file():
+            raise UsageError(f"--config {args.config}: no such file")
+        config = load_config_file(path)
+    else:
+        first = Path(args.paths[0]) if args.paths else Path(".")
+        config = find_config(first if first.is_dir() else first.parent)
+    if args.max_file_size is not None:
+        if args.max_file_size < 0:
+            raise UsageError("--max-file-size must be 0 or more")
+        from dataclasses import replace
+
+        config = replace(config, max_file_size=args.max_file_size)
+    return config
+
+
+def _apply_fixes(result, unsafe: bool) -> int:
+    """Rewrite files in place; returns the number of edits applied."""
+    from rocmlint.engine import apply_fixes
+
+    by_path: dict[str, list] = {}
+    for finding in result.findings:
+        if finding.fix is not None:
+            by_path.setdefault(finding.path, []).append(finding)
+    applied_total = 0
+    for path, findings in by_path.items():
+        raw = Path(path).read_bytes()
+        bom = raw.startswith(b"\xef\xbb\xbf")
+        text = raw.decode("utf-8-sig")
+        crlf = "\r\n" in text
+        text = text.replace("\r\n", "\n")
+        fixed, applied = apply_fixes(text, findings, unsafe)
+        if applied:
+            if crlf:
+                fixed = fixed.replace("\n", "\r\n")
+            Path(path).write_bytes((b"\xef\xbb\xbf" if bom else b"") + fixed.encode("utf-8"))
+            applied_total += applied
+    return applied_total
+
+
+def _scan(args) -> int:
+    from rocmlint.engine import ScanRequest, scan, select_checks
+    from rocmlint.report import render
+
+    if args.unsafe_fixes and not args.fix:
+        raise UsageError("--unsafe-fixes needs --fix")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be 1 or more")
+    paths = [Path(p) for p in (args.paths or ["."])]
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise UsageError(f"{path}: no such file or directory")
+    config = _load_config(args)
+    select = _ids(args.select) if args.select is not None else (list(config.select) if config.select is not None else None)
+    ignore = _ids(args.ignore) if args.ignore is not None else list(config.ignore)
+    checks = select_checks(select, ignore)
+    request = ScanRequest(paths, checks, config, tuple(args.exclude), args.jobs)
+    result = scan(request)
+    if args.fix:
+        applied = _apply_fixes(result, args.unsafe_fixes)
+        if applied:
+            result = scan(request)
+        print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
+    report = render(args.format, result, checks, show_fix=args.show_fix)
+    if args.output:
+        Path(args.output).write_text(report, encoding="utf-8")
+    else:
+        sys.stdout.write(report)
+    if result.problems and not args.quiet and args.format != "github":
+        for problem in result.problems:
+            where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+            print(f"{where}: {problem.reason}", file=sys.stderr)
+    if result.findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _rules(args) -> int:
+    from rocmlint.checks_loader import load_catalog
+    from rocmlint.docs import render_check_table
+
+    catalog = list(load_catalog())
+    if args.format == "markdown":
+        sys.stdout.write(render_check_table(catalog))
+    elif args.format == "json":
+        rows = [
+            {
+                "id": c.id,
+                "name": c.name,
+                "title": c.title,
+                "languages": list(c.languages),
+                "severity": c.severity,
+                "enabled_by_default": c.enabled_by_default,
+                "fix": c.fix.rewrite.safety if c.fix and c.fix.rewrite else None,
+                "runtime": c.fix.runtime if c.fix else None,
+            }
+            for c in catalog
+        ]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    else:
+        for c in catalog:
+            fix = f"fix:{c.fix.rewrite.safety}" if c.fix and c.fix.rewrite else "snippet"
+            off = "  (off by default)" if not c.enabled_by_default else ""
+            print(f"{c.id}  {c.severity:<7}  {','.join(c.languages):<10}  {fix:<11}  {c.title}{off}")
+    return EXIT_CLEAN
+
+
+def _explain(args) -> int:
+    from rocmlint.checks_loader import check_by_id
+    from rocmlint.docs import render_markdown, render_text
+
+    check = check_by_id(args.check_id)
+    if check is None:
+        raise UsageError(f"unknown check {args.check_id!r} (see `rocmlint rules`)")
+    sys.stdout.write(render_markdown(check) if args.format == "markdown" else render_text(check))
+    return EXIT_CLEAN
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["doctor"]:
+        from rocmlint.runtime.doctor import main as doctor_main
+
+        return doctor_main(argv[1:])
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    from rocmlint.checks_loader import CheckFileError
+    from rocmlint.config import ConfigError
+    from rocmlint.engine import SelectionError
+
+    try:
+        if args.command == "scan":
+            return _scan(args)
+        if args.command == "rules":
+            return _rules(args)
+        if args.command == "explain":
+            return _explain(args)
+    except (UsageError, ConfigError, SelectionError, CheckFileError) as exc:
+        print(f"rocmlint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_CLEAN
+    except Exception as exc:  # the last guard: a bug must not look like "no findings"
+        import traceback
+
+        traceback.print_exc()
+        print(f"rocmlint: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Rule documentation, rendered from the check file and nothing else.
+
+`rocmlint explain`, SARIF `help.markdown` and the README's check table all come from here, so
+a check's docs cannot drift from the check. Every page has the same headings.
+"""
+
+from __future__ import annotations
+
+from rocmlint.checks_loader import Check
+
+HEADINGS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
+_FENCE = {"python": "python", "cpp": "cpp", "cmake": "cmake", "dockerfile": "dockerfile", "shell": "bash"}
+
+
+def _fence(check: Check) -> str:
+    return _FENCE.get(check.languages[0], "text")
+
+
+def fix_safety(check: Check) -> str:
+    rewrite = check.fix.rewrite if check.fix else None
+    if rewrite is None:
+        return "No automatic fix: the change needs a decision only the author can make. Apply the snippet above by hand."
+    how = "`rocmlint scan --fix`" if rewrite.safety == "safe" else "`rocmlint scan --fix --unsafe-fixes`"
+    return f"This fix is **{rewrite.safety}** and is applied by {how}. {rewrite.note}"
+
+
+def render_markdown(check: Check) -> str:
+    example = check.invalid_examples[0]
+    fence = _fence(check)
+    runtime = f"\n\nThe runtime helper: `{check.fix.runtime}`." if check.fix and check.fix.runtime else ""
+    references = "\n".join(f"- <{ref}>" for ref in check.references)
+    return (
+        f"# {check.id}: {check.title}\n\n"
+        f"Severity: {check.severity} · precision: {check.precision} · languages: {', '.join(check.languages)}"
+        f"{'' if check.enabled_by_default else ' · off by default (select it to run it)'}\n\n"
+        f"## What it does\n\n{check.description}\n\n"
+        f"## Why is this bad?\n\n{check.rationale}\n\n"
+        f"## Example\n\n```{fence}\n{example.code.rstrip()}\n```\n\n"
+        f"## Use instead\n\n{check.fix.title}:\n\n```{fence}\n{check.fix.snippet.rstrip()}\n```{runtime}\n\n"
+        f"## Fix safety\n\n{fix_safety(check)}\n\n"
+        f"## References\n\n{references}\n"
+    )
+
+
+def render_text(check: Check) -> str:
+    """The terminal form of the same page: headings underlined, code indented."""
+    lines: list[str] = []
+    in_code = False
+    for line in render_markdown(check).splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            lines.append("    " + line)
+        elif line.startswith("# "):
+            lines.append(line[2:])
+            lines.append("=" * len(line[2:]))
+        elif line.startswith("## "):
+            lines.append(line[3:])
+            lines.append("-" * len(line[3:]))
+        else:
+            lines.append(line.replace("**", "").replace("- <", "- ").rstrip(">"))
+    return "\n".join(lines) + "\n"
+
+
+def render_check_table(checks: list[Check]) -> str:
+    """The README's table of checks (regenerate with `rocmlint rules --format markdown`)."""
+    rows = ["| ID | Title | Languages | Severity | Fix |", "| --- | --- | --- | --- | --- |"]
+    for check in checks:
+        fix = check.fix.rewrite.safety if check.fix and check.fix.rewrite else "snippet"
+        default = "" if check.enabled_by_default else " (off by default)"
+        rows.append(f"| {check.id} | {check.title}{default} | {', '.join(check.languages)} | {check.severity} | {fix} |")
+    return "\n".join(rows) + "\n"

@@ -1,0 +1,25 @@
+"""Reporters: one ScanResult in, one document out. They only convert, never decide."""
+
+from __future__ import annotations
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def render(fmt: str, result, checks, *, show_fix: bool = False) -> str:
+    if fmt == "text":
+        from rocmlint.report.text import render_text
+
+        return render_text(result, show_fix=show_fix)
+    if fmt == "json":
+        from rocmlint.report.json_report import render_json
+
+        return render_json(result)
+    if fmt == "sarif":
+        from rocmlint.report.sarif import render_sarif
+
+        return render_sarif(result, checks)
+    if fmt == "github":
+        from rocmlint.report.github import render_github
+
+        return render_github(result)
+    raise ValueError(f"unknown format {fmt!r}")

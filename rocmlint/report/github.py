@@ -1,0 +1,27 @@
+"""GitHub Actions workflow commands: each finding becomes an annotation on the pull request."""
+
+from __future__ import annotations
+
+_LEVEL = {"error": "error", "warning": "warning", "note": "notice"}
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(result) -> str:
+    out = []
+    for f in result.findings:
+        props = (
+            f"file={_escape_property(f.path)},line={f.line},col={f.col + 1},"
+            f"endLine={f.end_line},endColumn={f.end_col + 1},title={_escape_property(f.check_id)}"
+        )
+        out.append(f"::{_LEVEL[f.severity]} {props}::{_escape_data(f.check_id + ' ' + f.message)}")
+    for p in result.problems:
+        line = f",line={p.line}" if p.line else ""
+        out.append(f"::warning file={_escape_property(p.path)}{line},title=rocmlint::{_escape_data(p.reason)}")
+    return "\n".join(out) + ("\n" if out else "")

@@ -1,0 +1,46 @@
+"""Machine-readable findings. Columns are 1-based code points; ends are exclusive."""
+
+from __future__ import annotations
+
+import json
+
+from rocmlint import __version__
+
+
+def finding_dict(f) -> dict:
+    fix = None
+    if f.fix is not None:
+        fix = {
+            "title": f.fix.title,
+            "safety": f.fix.safety,
+            "edits": [
+                {
+                    "start": {"line": e.start_line, "column": e.start_col + 1},
+                    "end": {"line": e.end_line, "column": e.end_col + 1},
+                    "replacement": e.replacement,
+                }
+                for e in f.fix.edits
+            ],
+        }
+    return {
+        "path": f.path,
+        "line": f.line,
+        "column": f.col + 1,
+        "end_line": f.end_line,
+        "end_column": f.end_col + 1,
+        "code": f.check_id,
+        "severity": f.severity,
+        "message": f.message,
+        "fix": fix,
+    }
+
+
+def render_json(result) -> str:
+    document = {
+        "tool": "rocmlint",
+        "version": __version__,
+        "files_checked": result.files_scanned,
+        "findings": [finding_dict(f) for f in result.findings],
+        "skipped": [{"path": p.path, "reason": p.reason, "line": p.line} for p in result.problems],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,41 @@
+"""`path:line:col: ROCMnnn message`, 1-based code-point columns, as compilers and flake8 print."""
+
+from __future__ import annotations
+
+from rocmlint.checks_loader import check_by_id
+
+
+def render_text(result, *, show_fix: bool = False) -> str:
+    out: list[str] = []
+    for f in result.findings:
+        marker = " [*]" if f.fix is not None else ""
+        out.append(f"{f.path}:{f.line}:{f.col + 1}: {f.check_id}{marker} {f.message}")
+        if show_fix:
+            check = check_by_id(f.check_id)
+            if check is not None and check.fix is not None:
+                out.append(f"    fix: {check.fix.title}")
+                out.extend("    | " + line if line else "    |" for line in check.fix.snippet.rstrip().splitlines())
+            if f.fix is not None:
+                edit = f.fix.edits[0]
+                flag = "--fix" if f.fix.safety == "safe" else "--fix --unsafe-fixes"
+                out.append(f"    automatic ({f.fix.safety}, {flag}): replace with {edit.replacement}")
+    out.append(summary(result))
+    return "\n".join(out) + "\n"
+
+
+def summary(result) -> str:
+    n = len(result.findings)
+    files = len({f.path for f in result.findings})
+    text = f"Found {n} finding{'s' if n != 1 else ''}"
+    text += f" in {files} file{'s' if files != 1 else ''}" if n else ""
+    text += f" ({result.files_scanned} file{'s' if result.files_scanned != 1 else ''} checked"
+    if result.problems:
+        text += f", {len(result.problems)} skipped"
+    text += ")."
+    safe = sum(1 for f in result.findings if f.fix and f.fix.safety == "safe")
+    unsafe = sum(1 for f in result.findings if f.fix and f.fix.safety == "unsafe")
+    if safe:
+        text += f"\n[*] {safe} fixable with --fix."
+    if unsafe:
+        text += f"\n[*] {unsafe} more fixable with --fix --unsafe-fixes."
+    return text
