@@ -48,7 +48,7 @@ def _read_gitignore(directory: Path) -> pathspec.PathSpec | None:
         lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 class Excludes:
@@ -56,7 +56,7 @@ class Excludes:
 
     def __init__(self, patterns: tuple[str, ...], root: Path):
         self.root = root.resolve()
-        self.spec = pathspec.PathSpec.from_lines("gitwildmatch", patterns) if patterns else None
+        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
 
     def excluded(self, path: Path, is_dir: bool) -> bool:
         if self.spec is None:

@@ -1,0 +1,1 @@
+"""fastllm: a tiny transformer trainer (rocmlint sample project)."""

@@ -1,0 +1,27 @@
+"""GPU utilisation and memory, for the training dashboard."""
+
+import time
+
+# ruleid: ROCM001
+import pynvml
+# ruleid: ROCM001
+from pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo
+
+pynvml.nvmlInit()
+
+
+def gpu_count() -> int:
+    return pynvml.nvmlDeviceGetCount()
+
+
+def memory_used_gib(index: int = 0) -> float:
+    handle = nvmlDeviceGetHandleByIndex(index)
+    return nvmlDeviceGetMemoryInfo(handle).used / 2**30
+
+
+def sample(period_s: float = 1.0, count: int = 3) -> list[float]:
+    readings = []
+    for _ in range(count):
+        readings.append(memory_used_gib())
+        time.sleep(period_s)
+    return readings

@@ -1,0 +1,76 @@
+"""Which files a scan reads."""
+
+from pathlib import Path
+
+from rocmlint.discovery import Excludes, discover
+
+
+def _paths(root: Path, *patterns: str) -> list[str]:
+    import os
+
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return [t.path for t in discover([Path(".")], Excludes(patterns, root))]
+    finally:
+        os.chdir(old)
+
+
+def _touch(root: Path, *names: str) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+
+
+def test_skips_vcs_venvs_build_output_and_unknown_languages(tmp_path):
+    _touch(
+        tmp_path,
+        "src/a.py",
+        "src/k.cu",
+        "src/notes.txt",
+        ".git/hooks/h.py",
+        "env/lib/site.py",
+        "build/lib/b.py",
+        "__pycache__/c.py",
+        "pkg.egg-info/d.py",
+        "node_modules/x/e.py",
+    )
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    assert _paths(tmp_path) == ["src/a.py", "src/k.cu"]
+
+
+def test_gitignore_files_apply_relative_to_their_folder(tmp_path):
+    _touch(tmp_path, "a.py", "gen/b.py", "sub/c.py", "sub/keep/d.py", "sub/skip_me.py")
+    (tmp_path / ".gitignore").write_text("gen/\n")
+    (tmp_path / "sub" / ".gitignore").write_text("skip_*.py\n")
+    assert _paths(tmp_path) == ["a.py", "sub/c.py", "sub/keep/d.py"]
+
+
+def test_exclude_patterns(tmp_path):
+    _touch(tmp_path, "a.py", "third_party/b.py", "pkg/c_pb2.py", "pkg/d.py")
+    assert _paths(tmp_path, "third_party/", "*_pb2.py") == ["a.py", "pkg/d.py"]
+
+
+def test_explicit_files_are_scanned_and_reported_once(tmp_path):
+    _touch(tmp_path, "build/gen.py", "a.py")
+    import os
+
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        targets = list(discover([Path("build/gen.py"), Path("."), Path("a.py")], Excludes((), tmp_path)))
+    finally:
+        os.chdir(old)
+    assert [t.path for t in targets] == ["build/gen.py", "a.py"]
+
+
+def test_build_and_container_files_are_routed_by_name():
+    from rocmlint.languages import language_of
+
+    assert language_of("CMakeLists.txt") == "cmake"
+    assert language_of("Dockerfile.rocm") == "dockerfile"
+    assert language_of("requirements-dev.txt") == "requirements"
+    assert language_of("kernel.hip") == "cpp"
+    assert language_of("model.pyi") == "python"
+    assert language_of("README.md") is None

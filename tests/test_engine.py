@@ -1,0 +1,104 @@
+"""The engine's own promises: schema errors, prefilter, suppressions, parallel = serial."""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rocmlint.checks_loader import CheckFileError, catalog_files, load_check_file, parse_check
+from rocmlint.config import Config
+from rocmlint.engine import ScanRequest, check_source, scan, select_checks
+from rocmlint.source import SourceFile
+
+
+def _rocm001_data() -> dict:
+    path = next(p for p in catalog_files() if p.name.startswith("ROCM001-"))
+    return yaml.safe_load(path.read_text())
+
+
+def test_unknown_key_is_an_error_naming_file_and_key():
+    data = _rocm001_data()
+    data["fix"]["snipet"] = "x"
+    with pytest.raises(CheckFileError, match=r"ROCM777-x.yaml: unknown key fix.snipet"):
+        parse_check(data, "ROCM777-x.yaml")
+
+
+def test_yaml_booleans_are_caught_by_the_types():
+    data = _rocm001_data()
+    data["severity"] = False  # what PyYAML makes of `severity: no`
+    with pytest.raises(CheckFileError, match="severity must be one of error, warning, note"):
+        parse_check(data, "f.yaml")
+
+
+@pytest.mark.parametrize(
+    "mutate,words",
+    [
+        (lambda d: d.pop("rationale"), "missing key rationale"),
+        (lambda d: d.update(message="two\nlines"), "message must be one line"),
+        (lambda d: d.update(id="R1"), "id must look like ROCM001"),
+        (lambda d: d.update(match={"python": {"imprt": ["x"]}}), "unknown key imprt"),
+        (lambda d: d.update(match={"regex": {}}), "match must have exactly one of"),
+        (lambda d: d["examples"]["invalid"][0].update(lines="1"), "lines must be a list of integers"),
+        (lambda d: d.update(languages=["fortran"]), "languages must be a list of languages"),
+    ],
+)
+def test_schema_errors(mutate, words):
+    from rocmlint.matchers import compile_matcher
+
+    data = _rocm001_data()
+    mutate(data)
+    with pytest.raises(CheckFileError, match=words):
+        compile_matcher(parse_check(data, "f.yaml"))
+
+
+def test_file_name_must_match_id_and_name(tmp_path):
+    data = _rocm001_data()
+    bad = tmp_path / "ROCM001-other-name.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(CheckFileError, match="file name must be ROCM001-pynvml-top-level-import.yaml"):
+        load_check_file(bad)
+
+
+def test_files_without_markers_are_never_parsed():
+    # Not valid Python, but it mentions no check's marker: nothing to report, no parse error.
+    source = SourceFile("x.py", "def broken(:\n", "python")
+    assert check_source(source, select_checks()) == ([], [])
+    with_marker = SourceFile("y.py", "import pynvml\ndef broken(:\n", "python")
+    findings, problems = check_source(with_marker, select_checks())
+    assert findings == [] and "syntax error" in problems[0].reason
+
+
+def test_noqa_forms():
+    code = textwrap.dedent(
+        """\
+        import pynvml  # noqa
+        import pynvml  # noqa: ROCM001
+        import pynvml  # noqa:ROCM002,ROCM001
+        import pynvml  # NOQA: ROCM0
+        import pynvml  # noqa: ROCM002
+        import pynvml  # noqa: E501
+        """
+    )
+    findings, _ = check_source(SourceFile("x.py", code, "python"), select_checks())
+    assert [f.line for f in findings] == [5, 6]
+
+
+def test_selection():
+    assert [c.id for c in select_checks(["ROCM001"])] == ["ROCM001"]
+    assert "ROCM001" not in [c.id for c in select_checks(None, ["rocm001"])]
+    assert [c.id for c in select_checks(["ALL"])] == sorted(c.id for c in select_checks(["ALL"]))
+
+
+def test_parallel_scan_equals_serial_scan(tmp_path):
+    for i in range(240):
+        text = "import pynvml\n" if i % 3 == 0 else "import torch\nm = torch.compile(m, mode='reduce-overhead')\n"
+        (tmp_path / f"m{i:03d}.py").write_text(text)
+    (tmp_path / "bad.py").write_bytes(b"\xff\xfe import pynvml")
+    checks = select_checks()
+    config = Config(root=tmp_path)
+    serial = scan(ScanRequest([tmp_path], checks, config, jobs=1))
+    parallel = scan(ScanRequest([tmp_path], checks, config, jobs=2))
+    assert serial.findings == parallel.findings
+    assert serial.problems == parallel.problems
+    assert len(serial.findings) == 240 and len(serial.problems) == 1

@@ -1,0 +1,45 @@
+"""The wheel carries the check catalog: build it, install it in a fresh venv, use it there."""
+
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+from conftest import REPO
+
+
+def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = dist.glob("rocmlint-*.whl")
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    bin_dir = env_dir / "bin"
+    install = subprocess.run([bin_dir / "pip", "install", "-q", str(wheel)], capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr
+
+    elsewhere = tmp_path / "elsewhere"  # not the source tree: the catalog must come from the wheel
+    elsewhere.mkdir()
+    rules = subprocess.run([bin_dir / "rocmlint", "rules"], cwd=elsewhere, capture_output=True, text=True)
+    assert rules.returncode == 0, rules.stderr
+    shipped = sorted(p.name.split("-")[0] for p in (REPO / "checks").glob("ROCM*.yaml"))
+    assert [line.split()[0] for line in rules.stdout.splitlines()] == shipped
+
+    (elsewhere / "a.py").write_text("import pynvml\n")
+    scan = subprocess.run([bin_dir / "rocmlint", "scan", "."], cwd=elsewhere, capture_output=True, text=True)
+    assert scan.returncode == 1 and "a.py:1:1: ROCM001" in scan.stdout
+    module = subprocess.run([bin_dir / "python", "-m", "rocmlint", "--version"], cwd=elsewhere, capture_output=True, text=True)
+    assert module.returncode == 0 and module.stdout.startswith("rocmlint ")
+    flake8 = subprocess.run([bin_dir / "flake8", "--select", "ROCM", "."], cwd=elsewhere, capture_output=True, text=True)
+    assert flake8.returncode == 1 and "./a.py:1:1: ROCM001" in flake8.stdout
+    no_torch = subprocess.run(
+        [bin_dir / "python", "-c", "import rocmlint.cli, rocmlint.engine, sys; assert 'torch' not in sys.modules"],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+    )
+    assert no_torch.returncode == 0, no_torch.stderr
