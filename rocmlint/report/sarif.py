@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from rocmlint import __version__
-from rocmlint.docs import render_markdown, render_text
+from rocmlint.docs import prose, render_markdown, render_text
 from rocmlint.findings import utf16_column
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -58,7 +58,7 @@ def _rule(check) -> dict:
         "id": check.id,
         "name": "".join(part.capitalize() for part in check.name.split("-")),
         "shortDescription": {"text": check.title},
-        "fullDescription": {"text": check.description},
+        "fullDescription": {"text": prose(check.description)},
         "help": {"text": render_text(check), "markdown": render_markdown(check)},
         "defaultConfiguration": {"level": _LEVEL[check.severity], "enabled": check.enabled_by_default},
         "properties": {
