@@ -150,7 +150,7 @@ def _scan(args) -> int:
     if result.problems and not args.quiet and args.format != "github":
         for problem in result.problems:
             where = f"{problem.path}:{problem.line}" if problem.line else problem.path
-            print(f"{where}: {problem.reason}", file=sys.stderr)
+            print(f"{where}: skipped: {problem.reason}", file=sys.stderr)
     if result.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN

@@ -75,18 +75,18 @@ def read_source(path: str, language: str, max_file_size: int) -> tuple[SourceFil
     try:
         size = os.stat(path).st_size
         if max_file_size and size > max_file_size:
-            return None, Problem(path, f"skipped: {size} bytes is over the size limit of {max_file_size} bytes (max-file-size)")
+            return None, Problem(path, f"{size} bytes is over the size limit of {max_file_size} bytes (max-file-size)")
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        return None, Problem(path, f"skipped: cannot read: {exc.strerror or exc}")
+        return None, Problem(path, f"cannot read: {exc.strerror or exc}")
     if b"\0" in data[:_BINARY_PROBE]:
-        return None, Problem(path, "skipped: binary file (NUL byte)")
+        return None, Problem(path, "binary file (NUL byte)")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, Problem(path, f"skipped: not valid UTF-8 (byte {exc.start}, line {line})", line)
+        return None, Problem(path, f"not valid UTF-8 (byte {exc.start}, line {line})", line)
     # Line ends are normalised so that positions are the same on every platform.
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -156,7 +156,7 @@ def check_source(source: SourceFile, checks: Iterable[Check]) -> tuple[list[Find
         except (SyntaxError, ValueError, RecursionError) as exc:
             line = getattr(exc, "lineno", None)
             detail = getattr(exc, "msg", None) or str(exc)
-            return [], [Problem(source.path, f"skipped: Python syntax error: {detail}", line)]
+            return [], [Problem(source.path, f"Python syntax error: {detail}", line)]
     seen: set[tuple] = set()
     for check in relevant:
         for match in _matcher_for(check).find(source):
@@ -208,7 +208,7 @@ def check_file(target: Target, checks: Sequence[Check], max_file_size: int) -> t
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
-        return [], [Problem(target.path, f"skipped: internal error while checking: {type(exc).__name__}: {exc}")]
+        return [], [Problem(target.path, f"internal error while checking: {type(exc).__name__}: {exc}")]
 
 
 # --- many files ------------------------------------------------------------------------------

@@ -23,5 +23,5 @@ def render_github(result) -> str:
         out.append(f"::{_LEVEL[f.severity]} {props}::{_escape_data(f.check_id + ' ' + f.message)}")
     for p in result.problems:
         line = f",line={p.line}" if p.line else ""
-        out.append(f"::warning file={_escape_property(p.path)}{line},title=rocmlint::{_escape_data(p.reason)}")
+        out.append(f"::warning file={_escape_property(p.path)}{line},title=rocmlint::{_escape_data('skipped: ' + p.reason)}")
     return "\n".join(out) + ("\n" if out else "")

@@ -118,7 +118,7 @@ def render_sarif(result, checks) -> str:
         notifications.append(
             {
                 "level": "warning",
-                "message": {"text": f"{problem.path}: {problem.reason}"},
+                "message": {"text": f"{problem.path}: skipped: {problem.reason}"},
                 "locations": [_location(problem.path, region)],
                 "descriptor": {"id": "file-skipped"},
             }
