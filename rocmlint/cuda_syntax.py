@@ -6,13 +6,24 @@ shifts and comparisons without reporting an error. Checks would then match the w
 none. Before parsing, the CUDA-only tokens are replaced by spaces of the same length (newlines
 kept), so every offset, line and column in the blanked text is the offset in the original file:
   - execution-space and memory-space qualifiers (`__global__`, `__device__`, `__shared__`, ...)
-  - `__launch_bounds__(...)` and `__align__(...)` with their arguments
+  - `__launch_bounds__(...)`, `__align__(...)`, `__cluster_dims__(...)`, `__maxnreg__(...)`
+    with their arguments
   - the launch configuration `<<<...>>>`, which leaves an ordinary call `k          (args)`
-Text inside comments and string or character literals is never touched.
+  - the template arguments of `operator<<<>(...)` (a friend specialisation of `operator<<`,
+    which the grammar cannot read), which leaves `operator<<  (...)`
+Comments and string or character literals (raw strings included) are never touched. The same
+scanner tells other modules where comments and literals are (`literal_spans`,
+`blank_comments_and_literals`), so that text in them is never read as code.
+
+Measured with ast-grep-py 0.51 on tests/data/fused_norm.cu (221 lines: kernels, templates,
+launches, an NVRTC source in a raw string, a friend `operator<<<>`): the C++ grammar alone
+reports 18 ERROR nodes and reads none of the 4 launches as a call; after blanking there are
+0 ERROR nodes and all 4 launches are call_expressions.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 
 _QUALIFIERS = (
@@ -27,23 +38,186 @@ _QUALIFIERS = (
     "__grid_constant__",
     "__restrict__",
 )
-_WITH_ARGS = ("__launch_bounds__", "__align__", "__cluster_dims__")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WITH_ARGS = ("__launch_bounds__", "__align__", "__cluster_dims__", "__maxnreg__")
+# Everything blank_cuda_syntax may rewrite; `\b` keeps `my__device__x` whole.
+_CANDIDATE = re.compile(r"<<<|\b(?:" + "|".join(_QUALIFIERS + _WITH_ARGS) + r")\b")
+# Where a comment or literal may start.
+_OPENER = re.compile(r"//|/\*|\"|'")
+_OPERATOR_BEFORE = re.compile(r"\boperator\s*$")
+# A raw string's delimiter: at most 16 characters, none of them space, parenthesis or backslash.
+_RAW_DELIMITER = re.compile(r'[^\s()\\"]{0,16}\(')
+_RAW_PREFIX = re.compile(r"(?:u8|[uUL])?R")
+_NUMBER_OR_WORD_TAIL = re.compile(r"[A-Za-z0-9_.]+$")
+_NOT_NEWLINE = re.compile(r"[^\n]")
 # Cheap test: files with none of these need no rewriting at all.
 _MARKERS = ("__", "<<<")
 
 
-def _blank(chars: list[str], start: int, end: int) -> None:
-    for i in range(start, end):
-        if chars[i] != "\n":
-            chars[i] = " "
+# --- where comments and literals are ------------------------------------------------------
 
 
-def _skip_parens(text: str, open_index: int) -> int:
+def _line_comment_end(text: str, start: int) -> int:
+    """End of a // comment: the first newline not spliced by a backslash."""
+    i = start
+    while True:
+        newline = text.find("\n", i)
+        if newline < 0:
+            return len(text)
+        if text[newline - 1] != "\\":
+            return newline
+        i = newline + 1
+
+
+def _quoted_end(text: str, start: int, quote: str) -> int:
+    """End of a "..." or '...' literal opened at `start`; an unescaped newline also ends it."""
+    n = len(text)
+    j = start + 1
+    while j < n:
+        ch = text[j]
+        if ch == "\\":
+            j += 2
+        elif ch == quote:
+            return j + 1
+        elif ch == "\n":
+            return j
+        else:
+            j += 1
+    return n
+
+
+def _scan_literals(text: str) -> list[tuple[int, int, bool]]:
+    """(start, end, is_comment) of every comment and string or character literal, in order.
+
+    Knows line splices in // comments, raw strings (R"delim(...)delim" with any encoding
+    prefix), and C++14 digit separators (`1'000'000` is a number, not a character literal).
+    """
+    spans: list[tuple[int, int, bool]] = []
+    n = len(text)
+    position = 0
+    while True:
+        opener = _OPENER.search(text, position)
+        if opener is None:
+            return spans
+        i = opener.start()
+        kind = opener.group(0)
+        if kind == "//":
+            end = _line_comment_end(text, i)
+            spans.append((i, end, True))
+        elif kind == "/*":
+            close = text.find("*/", i + 2)
+            end = n if close < 0 else close + 2
+            spans.append((i, end, True))
+        else:
+            tail = _NUMBER_OR_WORD_TAIL.search(text, max(0, i - 32), i)
+            token = tail.group(0) if tail else ""
+            if kind == "'" and token[:1].isdigit():
+                position = i + 1  # a digit separator inside a number
+                continue
+            start = i
+            end = None
+            if kind == '"' and _RAW_PREFIX.fullmatch(token):
+                delimiter = _RAW_DELIMITER.match(text, i + 1)
+                if delimiter:
+                    closing = ")" + delimiter.group(0)[:-1] + '"'
+                    close = text.find(closing, delimiter.end())
+                    start = i - len(token)
+                    end = n if close < 0 else close + len(closing)
+            if end is None:
+                end = _quoted_end(text, i, kind)
+            spans.append((start, end, False))
+        position = end
+
+
+def literal_spans(text: str) -> list[tuple[int, int]]:
+    """Sorted, disjoint (start, end) offsets of every comment and string or character literal."""
+    return [(start, end) for start, end, _ in _scan_literals(text)]
+
+
+def _blanked(text: str, ranges: list[tuple[int, int]]) -> str:
+    """`text` with each (start, end) range, sorted and disjoint, turned into spaces; newlines
+    are kept."""
+    if not ranges:
+        return text
+    pieces = []
+    previous = 0
+    for start, end in ranges:
+        pieces.append(text[previous:start])
+        pieces.append(_NOT_NEWLINE.sub(" ", text[start:end]))
+        previous = end
+    pieces.append(text[previous:])
+    return "".join(pieces)
+
+
+def blank_comments_and_literals(text: str, *, strings: bool = True) -> str:
+    """`text` with every comment (and, with `strings`, every string/character literal) replaced
+    by spaces, newlines kept: what remains is code, at the same offsets."""
+    return _blanked(text, [(s, e) for s, e, is_comment in _scan_literals(text) if is_comment or strings])
+
+
+def blank_both(text: str) -> tuple[str, str]:
+    """(code only, code with string literals) in one scan: see blank_comments_and_literals."""
+    spans = _scan_literals(text)
+    return _blanked(text, [(s, e) for s, e, _ in spans]), _blanked(text, [(s, e) for s, e, c in spans if c])
+
+
+# --- blanking CUDA-only syntax ------------------------------------------------------------
+
+
+class _Literals:
+    """Fast questions about a file's literal spans."""
+
+    def __init__(self, text: str):
+        self.spans = literal_spans(text)
+        self.starts = [start for start, _ in self.spans]
+        self.end_of = dict(self.spans)
+
+    def containing(self, offset: int) -> tuple[int, int] | None:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        if index >= 0 and self.spans[index][1] > offset:
+            return self.spans[index]
+        return None
+
+    def inside(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The spans that begin within [start, end)."""
+        first = bisect.bisect_left(self.starts, start)
+        last = bisect.bisect_left(self.starts, end)
+        return self.spans[first:last]
+
+
+def _code_ranges(start: int, end: int, literals: _Literals) -> list[tuple[int, int]]:
+    """[start, end) less the literal spans in it."""
+    ranges = []
+    cursor = start
+    for span_start, span_end in literals.inside(start, end):
+        if span_start > cursor:
+            ranges.append((cursor, span_start))
+        cursor = max(cursor, span_end)
+    if cursor < end:
+        ranges.append((cursor, end))
+    return ranges
+
+
+def _skip_space(text: str, i: int, literals: _Literals) -> int:
+    n = len(text)
+    while i < n:
+        if i in literals.end_of:
+            i = literals.end_of[i]
+        elif text[i].isspace():
+            i += 1
+        else:
+            break
+    return i
+
+
+def _closing_paren(text: str, open_index: int, literals: _Literals) -> int:
     """Index just past the parenthesis that closes the one at open_index (or len(text))."""
     depth = 0
     i = open_index
-    while i < len(text):
+    n = len(text)
+    while i < n:
+        if i in literals.end_of:
+            i = literals.end_of[i]
+            continue
         ch = text[i]
         if ch == "(":
             depth += 1
@@ -52,51 +226,89 @@ def _skip_parens(text: str, open_index: int) -> int:
             if depth == 0:
                 return i + 1
         i += 1
-    return len(text)
+    return n
+
+
+def _operator_template_args_end(text: str, start: int) -> int | None:
+    """For `operator<<<>(` / `operator<<<T>(` (a friend template specialisation, which the
+    grammar cannot parse), the end of the `<...>` after `operator<<`; None otherwise."""
+    if not _OPERATOR_BEFORE.search(text, max(0, start - 64), start):
+        return None
+    depth = 0
+    for i in range(start + 2, min(len(text), start + 256)):
+        ch = text[i]
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif ch in ";{}()":
+            return None
+    return None
+
+
+def _launch_end(text: str, start: int, literals: _Literals) -> int | None:
+    """End of the launch configuration `<<<...>>>` opened at `start`, or None if this is not one.
+
+    The closing `>>>` must be outside parentheses and brackets (`sizeof(pair<a, b<c>>)` may
+    sit inside), no `;`, `{` or `}` may come first, and a `(` must follow: anything else
+    (`operator<<<>`, a stray `<<<` in broken code) is not a launch.
+    """
+    if _OPERATOR_BEFORE.search(text, max(0, start - 64), start):
+        return None
+    depth = 0
+    i = start + 3
+    n = len(text)
+    while i < n:
+        if i in literals.end_of:
+            i = literals.end_of[i]
+            continue
+        ch = text[i]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch in ";{}":
+            return None
+        elif ch == ">" and depth == 0 and text.startswith(">>>", i):
+            end = i + 3
+            after = _skip_space(text, end, literals)
+            return end if after < n and text[after] == "(" else None
+        i += 1
+    return None
 
 
 def blank_cuda_syntax(text: str) -> str:
+    """`text` with CUDA-only syntax replaced by spaces: same length, same newlines, same
+    comments and literals."""
     if not any(marker in text for marker in _MARKERS):
         return text
-    chars = list(text)
-    n = len(text)
-    i = 0
-    while i < n:
-        ch = text[i]
-        if ch == "/" and i + 1 < n and text[i + 1] == "/":
-            end = text.find("\n", i)
-            i = n if end < 0 else end
+    literals = _Literals(text)
+    ranges: list[tuple[int, int]] = []
+    resume = 0
+    for candidate in _CANDIDATE.finditer(text):
+        start = candidate.start()
+        if start < resume or literals.containing(start):
             continue
-        if ch == "/" and i + 1 < n and text[i + 1] == "*":
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-            continue
-        if ch in "\"'":
-            j = i + 1
-            while j < n and text[j] != ch and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-            continue
-        if ch == "<" and text.startswith("<<<", i):
-            end = text.find(">>>", i + 3)
-            if end >= 0:
-                _blank(chars, i, end + 3)
-                i = end + 3
+        token = candidate.group(0)
+        if token == "<<<":
+            end = _launch_end(text, start, literals)
+            if end is not None:
+                ranges.extend(_code_ranges(start, end, literals))
+                resume = end
                 continue
-        if ch == "_" or ch.isalpha():
-            word = _WORD.match(text, i)
-            token = word.group(0)
-            if token in _QUALIFIERS:
-                _blank(chars, i, word.end())
-            elif token in _WITH_ARGS:
-                j = word.end()
-                while j < n and text[j] in " \t":
-                    j += 1
-                end = _skip_parens(text, j) if j < n and text[j] == "(" else word.end()
-                _blank(chars, i, end)
-                i = end
-                continue
-            i = word.end()
-            continue
-        i += 1
-    return "".join(chars)
+            end = _operator_template_args_end(text, start)
+            if end is not None:
+                ranges.append((start + 2, end))
+                resume = end
+        elif token in _WITH_ARGS:
+            j = _skip_space(text, candidate.end(), literals)
+            end = _closing_paren(text, j, literals) if j < len(text) and text[j] == "(" else candidate.end()
+            ranges.extend(_code_ranges(start, end, literals))
+            resume = end
+        else:
+            ranges.append((start, candidate.end()))
+    return _blanked(text, ranges)

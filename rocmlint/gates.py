@@ -13,7 +13,9 @@ sides count — or after an early exit on such a test in the same block, or unde
 C/C++: a line is gated when it sits inside a preprocessor conditional chain that has tested a
 ROCm/HIP macro (``USE_ROCM``, ``__HIP_PLATFORM_AMD__``, ``__HIPCC__``, ``__HIP__``, ...) in
 that branch or an earlier one of the same chain — so ``#else`` of ``#ifdef USE_ROCM`` counts —
-or inside ``#if 0``.
+or inside a branch that HIP-Clang never compiles: ``#if 0``, or one that needs a macro only
+NVIDIA's compilers define (``#if __CUDA_ARCH__ >= 800``, the ``#else`` of
+``#if !defined(__CUDA_ARCH__)``). Include guards are never gates.
 """
 
 from __future__ import annotations
@@ -120,48 +122,311 @@ def python_gated(node: ast.AST, parents: dict[int, ast.AST], *, import_guard: bo
 
 # --- C/C++ preprocessor regions ------------------------------------------------------------
 
-_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)$")
+_DIRECTIVE = re.compile(r"\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)", re.S)
+_DEFINE = re.compile(r"\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)")
+_GUARD_TEST = re.compile(r"^\s*(?:!\s*defined\s*\(?\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\)?\s*$")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Words of a condition that are operators or keywords, never macro names.
+_CONDITION_KEYWORDS = {"defined", "__has_include", "__has_include_next", "__has_builtin", "__has_attribute"}
+# CPU-architecture macros that contain "amd" (`__amd64__`, `_M_AMD64`) say nothing about GPUs.
+_CPU_ARCH = re.compile(r"amd64", re.IGNORECASE)
+
+
+def _is_gpu_platform_macro(word: str) -> bool:
+    return word not in _CONDITION_KEYWORDS and names_platform(word) and not _CPU_ARCH.search(word)
 
 
 def condition_names_platform(condition: str) -> bool:
+    """Does a preprocessor condition (comments already removed or not) test a GPU stack macro?"""
     condition = re.sub(r"//.*|/\*.*?\*/", " ", condition)
-    return any(names_platform(word) for word in _IDENT.findall(condition) if word != "defined")
+    return any(_is_gpu_platform_macro(word) for word in _IDENT.findall(condition))
+
+
+# Macros that only NVIDIA's compilers define. HIP-Clang leaves them undefined in both its host
+# and device passes (clang defines __CUDA_ARCH__ and __CUDA__ for CUDA only, never for HIP:
+# llvm/llvm-project D45441, clang/lib/Frontend/InitPreprocessor.cpp), so a branch that needs
+# one of them is never compiled for AMD GPUs, whatever its author had in mind.
+_NVIDIA_COMPILER_ONLY = re.compile(
+    r"^(__CUDA_ARCH__|__CUDA_ARCH_[A-Z0-9_]+|__CUDACC_VER_[A-Z]+__|__CUDACC_RDC__|__NVCC__|__CUDA__|"
+    r"__NVPTX__|__NVCOMPILER|__NVCOMPILER_CUDA__)$"
+)
+_TOKEN = re.compile(
+    r"\s*(?:(?P<number>0[xX][0-9a-fA-F']+|\d[\d']*)[uUlLzZ]*"
+    r"|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<op>&&|\|\||==|!=|<=|>=|<<|>>|[-+*/%<>!~&|^?:(),]))"
+)
+_BINARY = {  # operator: (precedence, function of two known ints)
+    "||": (1, None),
+    "&&": (2, None),
+    "|": (3, lambda a, b: a | b),
+    "^": (4, lambda a, b: a ^ b),
+    "&": (5, lambda a, b: a & b),
+    "==": (6, lambda a, b: int(a == b)),
+    "!=": (6, lambda a, b: int(a != b)),
+    "<": (7, lambda a, b: int(a < b)),
+    ">": (7, lambda a, b: int(a > b)),
+    "<=": (7, lambda a, b: int(a <= b)),
+    ">=": (7, lambda a, b: int(a >= b)),
+    "<<": (8, lambda a, b: a << b if 0 <= b < 64 else None),
+    ">>": (8, lambda a, b: a >> b if 0 <= b < 64 else None),
+    "+": (9, lambda a, b: a + b),
+    "-": (9, lambda a, b: a - b),
+    "*": (10, lambda a, b: a * b),
+    "/": (10, lambda a, b: int(a / b) if b else None),
+    "%": (10, lambda a, b: a - b * int(a / b) if b else None),
+}
+
+
+class _Unparsable(Exception):
+    pass
+
+
+class _ConditionUnderHip:
+    """The value of a #if condition as HIP-Clang sees it on AMD, where it can be known.
+
+    NVIDIA-compiler-only macros are undefined (0), `true`/`false` and integer literals are
+    themselves, and every other macro is unknown (None): it may be defined on the command line
+    or in a header. `&&`, `||` and `?:` short-circuit on known values, so
+    `defined(__CUDA_ARCH__) && FOO` is known to be 0 and `!defined(__CUDA_ARCH__) || FOO` 1.
+    """
+
+    def __init__(self, condition: str):
+        self.tokens: list[tuple[str, str]] = []
+        position = 0
+        text = condition.strip()
+        while position < len(text):
+            if text[position] == "<" and self.tokens and self.tokens[-1] == ("op", "("):
+                # `__has_include(<hip/hip_runtime.h>)`: the header name is one opaque token.
+                close = text.find(">", position)
+                if close < 0:
+                    raise _Unparsable
+                self.tokens.append(("header", text[position : close + 1]))
+                position = close + 1
+                continue
+            token = _TOKEN.match(text, position)
+            if not token or token.end() == position:
+                if text[position:].strip() == "":
+                    break
+                raise _Unparsable
+            kind = token.lastgroup
+            self.tokens.append((kind, token.group(kind)))
+            position = token.end()
+        self.index = 0
+
+    @classmethod
+    def value(cls, condition: str) -> int | None:
+        try:
+            parser = cls(condition)
+            result = parser._expression(0)
+            if parser.index != len(parser.tokens):
+                return None
+            return result
+        except (_Unparsable, IndexError, RecursionError):
+            return None
+
+    def _peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.index] if self.index < len(self.tokens) else None
+
+    def _take(self, expected: str | None = None) -> tuple[str, str]:
+        token = self.tokens[self.index]
+        if expected is not None and token[1] != expected:
+            raise _Unparsable
+        self.index += 1
+        return token
+
+    def _expression(self, min_precedence: int) -> int | None:
+        left = self._unary()
+        while True:
+            token = self._peek()
+            if token is None or token[0] != "op":
+                return left
+            if token[1] == "?" and min_precedence == 0:
+                self._take()
+                then = self._expression(0)
+                self._take(":")
+                otherwise = self._expression(0)
+                if left is None:
+                    left = then if then == otherwise else None
+                else:
+                    left = then if left else otherwise
+                continue
+            if token[1] not in _BINARY or _BINARY[token[1]][0] < min_precedence:
+                return left
+            precedence, function = _BINARY[token[1]]
+            self._take()
+            right = self._expression(precedence + 1)
+            if token[1] == "&&":
+                left = 0 if (left == 0 or right == 0) else (1 if left is not None and right is not None else None)
+            elif token[1] == "||":
+                known_true = (left is not None and left != 0) or (right is not None and right != 0)
+                left = 1 if known_true else (0 if left == 0 and right == 0 else None)
+            else:
+                left = None if left is None or right is None else function(left, right)
+
+    def _unary(self) -> int | None:
+        kind, text = self._take()
+        if kind == "op":
+            if text == "(":
+                inner = self._expression(0)
+                self._take(")")
+                return inner
+            operand = self._unary()
+            if operand is None:
+                return None
+            if text == "!":
+                return int(not operand)
+            if text == "~":
+                return ~operand
+            if text == "-":
+                return -operand
+            if text == "+":
+                return operand
+            raise _Unparsable
+        if kind == "number":
+            digits = text.replace("'", "")
+            if digits[:2].lower() == "0x":
+                return int(digits, 16)
+            return int(digits, 8) if digits.startswith("0") and len(digits) > 1 else int(digits)
+        if kind == "ident":
+            if text == "defined":
+                parenthesised = self._peek() == ("op", "(")
+                if parenthesised:
+                    self._take()
+                name = self._take()[1]
+                if parenthesised:
+                    self._take(")")
+                return 0 if _NVIDIA_COMPILER_ONLY.match(name) else None
+            if self._peek() == ("op", "("):
+                self._skip_arguments()  # a function-like macro or __has_include(...)
+                return None
+            if text in ("true", "false"):
+                return int(text == "true")
+            return 0 if _NVIDIA_COMPILER_ONLY.match(text) else None
+        raise _Unparsable
+
+    def _skip_arguments(self) -> None:
+        depth = 0
+        while True:
+            _, text = self._take()
+            if text == "(":
+                depth += 1
+            elif text == ")":
+                depth -= 1
+                if depth == 0:
+                    return
+
+
+def _condition_value(keyword: str, condition: str) -> int | None:
+    """The value of a branch's condition under HIP-Clang (None: unknown); None for #else."""
+    if keyword in ("ifdef", "elifdef"):
+        condition = f"defined({condition.strip()})"
+    elif keyword in ("ifndef", "elifndef"):
+        condition = f"!defined({condition.strip()})"
+    elif keyword not in ("if", "elif"):
+        return None
+    return _ConditionUnderHip.value(condition)
+
+
+class _Chain:
+    """One open #if/#elif/#else/#endif chain."""
+
+    __slots__ = ("platform", "dead", "taken")
+
+    def __init__(self, platform: bool, value: int | None):
+        self.platform = platform  # a branch of this chain so far has tested a GPU stack macro
+        self.dead = value == 0  # HIP-Clang never compiles the current branch
+        self.taken = bool(value)  # HIP-Clang always takes an earlier (or the current) branch
+
+    def next_branch(self, platform: bool, value: int | None, is_else: bool) -> None:
+        self.platform = self.platform or platform
+        self.dead = self.taken or (not is_else and value == 0)
+        self.taken = self.taken or bool(value)
 
 
 class PreprocessorGates:
-    """Which lines sit inside a ROCm/HIP-gated (or `#if 0`) preprocessor region."""
+    """Which lines sit inside a ROCm/HIP-gated preprocessor region, or in a branch that
+    HIP-Clang never compiles.
+
+    A chain is a gate from the first branch whose condition names a GPU stack macro
+    (`USE_ROCM`, `__HIP_PLATFORM_AMD__`, `__HIPCC__`, `__HIP__`, `__NVCC__`, ...) to its
+    `#endif`: `#ifdef USE_ROCM` gates both of its sides, and `#if A` / `#elif defined(__HIP__)`
+    leaves the `#if A` branch ungated. Apart from that, a single branch is gated when its
+    condition is known to be false under HIP-Clang (`#if 0`, `#ifdef __CUDA_ARCH__`,
+    `#if __CUDA_ARCH__ >= 800`), or an earlier branch is known to be taken there (the `#else`
+    of `#if !defined(__CUDA_ARCH__)`); the `#else` of `#if __CUDA_ARCH__ >= 800` is what AMD
+    compiles and stays ungated. Nested chains inside a gate are gated. Directives are
+    read from the code only: comments and string literals (raw strings too) can neither open
+    nor close a region, and a comment inside a condition is ignored. An include guard
+    (`#ifndef HIP_UTILS_H` followed by `#define HIP_UTILS_H`) is not a gate whatever its name.
+    """
 
     def __init__(self, text: str):
-        lines = text.split("\n")
-        self._gated = [False] * (len(lines) + 2)
-        # Each open conditional chain: [gated_so_far, gated_because_of_if0_branch]
-        stack: list[list[bool]] = []
+        from rocmlint.cuda_syntax import blank_both
+
+        # Directives are found in code-only text; their conditions keep string literals, so
+        # `__has_include("hip/hip_runtime.h")` still names HIP.
+        raw_lines = text.split("\n")
+        code, code_and_strings = blank_both(text)
+        code_lines = code.split("\n")
+        condition_lines = code_and_strings.split("\n")
+        count = len(code_lines)
+        self._gated = [False] * (count + 2)
+        stack: list[_Chain] = []
         i = 0
-        while i < len(lines):
-            line = lines[i]
+        while i < count:
             start = i
-            # Join backslash continuations of directives.
-            while line.endswith("\\") and i + 1 < len(lines) and _DIRECTIVE.match(lines[start]):
-                i += 1
-                line = line[:-1] + " " + lines[i]
-            directive = _DIRECTIVE.match(line)
-            inside = any(frame[0] or frame[1] for frame in stack)
+            directive = _DIRECTIVE.match(code_lines[i])
+            condition = ""
             if directive:
-                keyword, rest = directive.group(1), directive.group(2)
+                # A directive continues over lines that end in a backslash (trailing spaces
+                # allowed, as GCC and Clang do; a comment after it ends the line).
+                parts = [condition_lines[i]]
+                while raw_lines[i].rstrip().endswith("\\") and i + 1 < count:
+                    parts[-1] = parts[-1].rstrip()[:-1]
+                    i += 1
+                    parts.append(condition_lines[i])
+                logical = _DIRECTIVE.match(" ".join(parts))
+                condition = logical.group(2) if logical else ""
+            inside = any(chain.platform or chain.dead for chain in stack)
+            if directive:
+                keyword = directive.group(1)
                 if keyword in ("if", "ifdef", "ifndef"):
-                    stack.append([condition_names_platform(rest), keyword == "if" and rest.strip() == "0"])
+                    platform = condition_names_platform(condition) and not self._include_guard(
+                        keyword, condition, code_lines, i + 1
+                    )
+                    stack.append(_Chain(platform, _condition_value(keyword, condition)))
                 elif keyword in ("elif", "elifdef", "elifndef") and stack:
-                    stack[-1][0] = stack[-1][0] or condition_names_platform(rest)
-                    stack[-1][1] = False
+                    stack[-1].next_branch(
+                        condition_names_platform(condition), _condition_value(keyword, condition), False
+                    )
                 elif keyword == "else" and stack:
-                    stack[-1][1] = False
+                    stack[-1].next_branch(False, None, True)
                 elif keyword == "endif" and stack:
                     stack.pop()
-                inside = inside or any(frame[0] or frame[1] for frame in stack)
+                if keyword not in ("if", "ifdef", "ifndef"):
+                    # `#elif`/`#else`/`#endif` belong to their chain; the line that opens a
+                    # chain belongs to the code around it, so a check about the condition
+                    # itself (`#if __CUDA_ARCH__ >= 800`) still sees it.
+                    inside = inside or any(chain.platform or chain.dead for chain in stack)
             for j in range(start, i + 1):
                 self._gated[j + 1] = inside
             i += 1
+
+    @staticmethod
+    def _include_guard(keyword: str, condition: str, code_lines: list[str], after: int) -> bool:
+        """`#ifndef X` or `#if !defined(X)` whose next non-blank line is `#define X`."""
+        if keyword == "ifndef":
+            name = condition.strip()
+        elif keyword == "if" and "!" in condition:
+            guard = _GUARD_TEST.match(condition)
+            name = guard.group(1) if guard else ""
+        else:
+            return False
+        for line in code_lines[after:]:
+            if line.strip():
+                define = _DEFINE.match(line)
+                return bool(define) and define.group(1) == name
+        return False
 
     def is_gated(self, line: int) -> bool:
         return 0 < line < len(self._gated) and self._gated[line]

@@ -4,9 +4,16 @@ Spec keys:
   rule:        an ast-grep rule (pattern / kind / regex, inside / has / ..., all / any / not)
   constraints: per-metavariable rules, e.g. {MASK: {regex: '^0[xX][fF]{8}[uU]?$'}}
 The file is parsed once as C++ after CUDA-only syntax is blanked (see rocmlint.cuda_syntax).
-Every metavariable a check's message or rewrite names is captured. A pattern that does not
-parse matches nothing and raises no error, which is why every check carries invalid examples
-that must be flagged.
+Every metavariable a check's message or rewrite names is captured.
+
+Two traps of ast-grep that the check files work around:
+  - `constraints` are applied after the whole rule matched, not per branch of an `any`: a
+    constraint on a metavariable that one branch binds rejects the node even when another
+    branch would have matched. Put `regex:` next to the `pattern: $VAR` in each branch.
+  - `$VAR` only binds named nodes; `$$VAR` also binds keyword tokens such as `asm`.
+A rule that names an unknown node kind or an unbound metavariable is rejected when the
+catalog is loaded. A pattern that does not parse still matches nothing without an error,
+which is why every check carries invalid examples that must be flagged.
 """
 
 from __future__ import annotations
@@ -26,10 +33,29 @@ class AstGrepMatcher:
         if "constraints" in spec:
             self.config["constraints"] = spec["constraints"]
         self.capture_names = capture_names
+        self._validate(where)
+
+    def _validate(self, where: str) -> None:
+        """ast-grep builds a rule only when it is first used; build it now so that a broken
+        rule is an error naming its check file instead of a crash on the first C++ file."""
+        from ast_grep_py import SgRoot
+
+        from rocmlint.checks_loader import CheckFileError
+
+        try:
+            SgRoot("", "cpp").root().find_all(self.config)
+        except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            message = str(exc).split("Stack backtrace")[0]
+            detail = " ".join(line.strip() for line in message.splitlines() if line.strip())
+            raise CheckFileError(f"{where}: ast-grep rejects the rule: {detail}") from None
 
     def find(self, source) -> Iterator[Match]:
-        gates = source.preprocessor_gates
+        gates = None  # read the preprocessor structure only for files with a hit
         for node in source.cpp_root.find_all(self.config):
+            if gates is None:
+                gates = source.preprocessor_gates
             rng = node.range()
             captures = {}
             for name in self.capture_names:
