@@ -1,0 +1,271 @@
+"""Configuration guards: settings that help on NVIDIA and hurt or fail on ROCm.
+
+Each helper leaves NVIDIA (and CPU) behaviour exactly as the original line of
+code had it and applies the ROCm-safe choice on ROCm.  Torch is imported inside
+the functions (``configure_allocator`` reads only the environment and the
+installed torch version, so it can run before ``import torch``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Callable
+
+from . import device as _device
+
+__all__ = [
+    "configure_allocator",
+    "set_tf32",
+    "set_cudnn_benchmark",
+    "compile_mode",
+    "compile",
+    "apply_inductor_rocm_defaults",
+]
+
+# Allocator settings are read once, at the first GPU allocation, from:
+#   PYTORCH_ALLOC_CONF, else PYTORCH_CUDA_ALLOC_CONF (PyTorch >= 2.9,
+#       c10/core/AllocatorConfig.cpp);
+#   PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF on ROCm builds
+#       (c10/cuda/CUDAAllocatorConfig.h).
+_ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
+
+
+def _parse_alloc_conf(text: str | None) -> dict[str, str]:
+    """``"a:1,b:2"`` -> ``{"a": "1", "b": "2"}``, keeping order."""
+    result: dict[str, str] = {}
+    if not text:
+        return result
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        key, sep, value = item.partition(":")
+        result[key.strip()] = value.strip() if sep else ""
+    return result
+
+
+def _format_alloc_conf(settings: dict[str, str]) -> str:
+    return ",".join(f"{k}:{v}" if v != "" else k for k, v in settings.items())
+
+
+def _torch_at_least(major: int, minor: int) -> bool:
+    """Installed torch version check without importing torch."""
+    try:
+        from importlib.metadata import version
+
+        text = version("torch")
+    except Exception:
+        return False
+    parts = []
+    for piece in text.split("+")[0].split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts) >= (major, minor)
+
+
+def configure_allocator(
+    *,
+    expandable_segments: bool | None = None,
+    max_split_size_mb: int | None = None,
+    environ: dict[str, str] | None = None,
+) -> str:
+    """Set the caching-allocator configuration in a ROCm-safe way.
+
+    The replacement for ``os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "..."`` lines
+    (the allocator check points here).  Must run before the first GPU
+    allocation; returns the resulting configuration string.
+
+    On ROCm: every allocator variable that is set (``PYTORCH_ALLOC_CONF``,
+    ``PYTORCH_CUDA_ALLOC_CONF``, ``PYTORCH_HIP_ALLOC_CONF``; which one wins
+    depends on the PyTorch version) gets the user's merged settings with
+    ``max_split_size_mb`` removed (warning) and ``expandable_segments:True``
+    added (unless ``expandable_segments=False``); when none is set,
+    ``PYTORCH_ALLOC_CONF`` (torch >= 2.9) or ``PYTORCH_CUDA_ALLOC_CONF`` is.
+    ``max_split_size_mb`` is never written on ROCm.
+
+    On NVIDIA and CPU: only the variable PyTorch reads is changed, and only by
+    the settings passed (``max_split_size_mb``, ``expandable_segments``); the
+    user's other settings stay, and with no arguments nothing changes.
+
+    ``environ`` (default ``os.environ``) lets callers compute without touching
+    the process environment.
+    """
+    env = os.environ if environ is None else environ
+    new_api = _torch_at_least(2, 9)
+    if not _device.is_rocm():
+        # Only the variable PyTorch will read is touched, and only with what was
+        # asked for: with no arguments this is a no-op.
+        order = _ALLOC_VARS[:2] if new_api else _ALLOC_VARS[1:2]
+        effective = next((n for n in order if env.get(n)), order[0])
+        if max_split_size_mb is None and expandable_segments is None:
+            return env.get(effective, "")
+        settings = _parse_alloc_conf(env.get(effective))
+        if max_split_size_mb is not None:
+            settings["max_split_size_mb"] = str(int(max_split_size_mb))
+        if expandable_segments is not None:
+            settings["expandable_segments"] = "True" if expandable_segments else "False"
+        text = _format_alloc_conf(settings)
+        env[effective] = text
+        if environ is None:
+            _warn_if_allocator_started()
+        return text
+    # ROCm: which variable wins depends on the PyTorch version, so every one that
+    # is set gets the same sanitised, merged settings.
+    present = [name for name in _ALLOC_VARS if env.get(name)]
+    merged: dict[str, str] = {}
+    for name in present:
+        for key, value in _parse_alloc_conf(env.get(name)).items():
+            merged.setdefault(key, value)
+    if "max_split_size_mb" in merged or max_split_size_mb is not None:
+        warnings.warn(
+            "configure_allocator: max_split_size_mb is not used on ROCm (the porting "
+            "guide reports a start-up RuntimeError with it); using "
+            "expandable_segments:True instead",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    merged.pop("max_split_size_mb", None)
+    if expandable_segments is False:
+        merged.pop("expandable_segments", None)
+    else:
+        merged["expandable_segments"] = "True"
+    text = _format_alloc_conf(merged)
+    targets = present or ["PYTORCH_ALLOC_CONF" if new_api else "PYTORCH_CUDA_ALLOC_CONF"]
+    for name in targets:
+        if text:
+            env[name] = text
+        else:
+            env.pop(name, None)
+    if environ is None:
+        _warn_if_allocator_started()
+    return text
+
+
+def _warn_if_allocator_started() -> None:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    try:
+        started = torch.cuda.is_initialized()
+    except Exception:
+        return
+    if started:
+        warnings.warn(
+            "configure_allocator: the GPU is already initialised; the new allocator "
+            "settings apply only to a new process",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def set_tf32(enabled: bool) -> bool:
+    """``torch.backends.cuda.matmul.allow_tf32 = enabled`` and
+    ``torch.backends.cudnn.allow_tf32 = enabled``, skipped on ROCm.
+
+    These are CUDA-only switches; the porting guide reports AttributeError for
+    them on ROCm, and where they exist there they do nothing.  Returns True
+    when the flags were set, False when skipped.
+    """
+    if _device.is_rocm():
+        return False
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = bool(enabled)
+    torch.backends.cudnn.allow_tf32 = bool(enabled)
+    return True
+
+
+def set_cudnn_benchmark(enabled: bool) -> bool:
+    """``torch.backends.cudnn.benchmark = enabled``, skipped on ROCm.
+    Returns True when set, False when skipped."""
+    if _device.is_rocm():
+        return False
+    import torch
+
+    torch.backends.cudnn.benchmark = bool(enabled)
+    return True
+
+
+# torch.compile modes that capture CUDA graphs (torch.compile docs:
+# "reduce-overhead" uses CUDA graphs; "max-autotune" enables CUDA graphs by
+# default on GPU; "max-autotune-no-cudagraphs" does not).
+_CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
+_CUDAGRAPH_OPTIONS = ("triton.cudagraphs", "triton.cudagraph_trees")
+
+
+def compile_mode(mode: str | None = None) -> str | None:
+    """The ``torch.compile`` mode to use on this machine (check ROCM002).
+
+    On ROCm, modes that capture CUDA graphs (``"reduce-overhead"``,
+    ``"max-autotune"``) become ``"default"``: the porting guide measured a
+    ~65x slowdown and hangs with ``reduce-overhead`` there.  On NVIDIA and CPU
+    the mode is returned unchanged.
+    """
+    if mode in _CUDAGRAPH_MODES and _device.is_rocm():
+        return "default"
+    return mode
+
+
+def compile(model: Any = None, *, mode: str | None = None, **kwargs: Any) -> Any:
+    """``torch.compile(model, mode=compile_mode(mode), **kwargs)`` (check ROCM002).
+
+    On ROCm, CUDA-graph options (``triton.cudagraphs``,
+    ``triton.cudagraph_trees``) in ``options`` are also turned off.  Usable as
+    a decorator: ``@compile(mode="reduce-overhead")``.  NVIDIA unchanged.
+    """
+    if model is None:
+        def decorator(fn: Callable[..., Any]) -> Any:
+            return compile(fn, mode=mode, **kwargs)
+
+        return decorator
+    import torch
+
+    mode = compile_mode(mode)
+    options = kwargs.get("options")
+    if options and _device.is_rocm():
+        options = dict(options)
+        for key in _CUDAGRAPH_OPTIONS:
+            if options.get(key):
+                options[key] = False
+        kwargs["options"] = options
+    if mode is not None:
+        kwargs["mode"] = mode
+    return torch.compile(model, **kwargs)
+
+
+def apply_inductor_rocm_defaults(*, aten_gemm: bool = True) -> dict[str, Any]:
+    """On ROCm, switch off inductor CUDA graphs, CUDA-graph trees and memory
+    planning, and (``aten_gemm=True``) keep GEMMs on the ATen backend
+    (rocBLAS/hipBLASLt) when max-autotune is on.
+
+    Returns ``{setting: new value}`` for what changed; ``{}`` on NVIDIA and
+    CPU, where nothing is touched.  The inductor settings check points here:
+    CUDA-graph capture is slow or fails on ROCm and memory planning has hit a
+    deep-recursion crash there.
+    """
+    if not _device.is_rocm():
+        return {}
+    import torch._inductor.config as inductor_config
+
+    wanted: dict[str, Any] = {
+        "triton.cudagraphs": False,
+        "triton.cudagraph_trees": False,
+        "memory_planning": False,
+    }
+    if aten_gemm:
+        wanted["max_autotune_gemm_backends"] = "ATEN"
+    changed: dict[str, Any] = {}
+    for dotted, value in wanted.items():
+        target = inductor_config
+        *parents, leaf = dotted.split(".")
+        for parent in parents:
+            target = getattr(target, parent)
+        if not hasattr(target, leaf):
+            continue
+        if getattr(target, leaf) != value:
+            setattr(target, leaf, value)
+            changed[dotted] = value
+    return changed

@@ -1,0 +1,256 @@
+"""Platform detection for the runtime helpers.
+
+Everything here works on machines without a GPU and without PyTorch: torch is
+imported inside the functions, never at module import, and pynvml is never
+imported at all (check ROCM001 points here: on ROCm builds a top-level
+``import pynvml`` fails or silently sends tests to the CPU).
+"""
+
+from __future__ import annotations
+
+import platform as _stdlib_platform
+import threading
+from typing import Any
+
+# Cached answer of ``is_rocm()``; ``None`` until first asked.  Tests may set it
+# to simulate a ROCm build on a CPU-only machine.
+_IS_ROCM: bool | None = None
+
+_AITER_LOCK = threading.Lock()
+# (available, reason) once computed; tests reset it to ``None``.
+_AITER_STATUS: tuple[bool, str] | None = None
+
+# Namespace under ``torch.ops`` where AMD's aiter registers its operators
+# (``torch.ops.aiter.mha_fwd``).  Tests point this at a namespace of their own.
+AITER_OPS_NAMESPACE = "aiter"
+# Module imported to load the aiter operator library.
+AITER_MODULE = "aiter"
+
+
+def _torch():
+    """Return the torch module, or ``None`` when PyTorch is not installed."""
+    try:
+        import torch
+    except Exception:  # ImportError, or a broken install raising anything else
+        return None
+    return torch
+
+
+def torch_available() -> bool:
+    """True when PyTorch can be imported."""
+    return _torch() is not None
+
+
+def is_rocm() -> bool:
+    """True when the installed PyTorch is a ROCm (HIP) build.
+
+    Decided by ``torch.version.hip`` (a version string on ROCm builds, ``None``
+    on CUDA and CPU builds) and computed once.  False when torch is missing.
+    """
+    global _IS_ROCM
+    if _IS_ROCM is None:
+        torch = _torch()
+        _IS_ROCM = bool(torch is not None and getattr(torch.version, "hip", None))
+    return _IS_ROCM
+
+
+def gpu_available() -> bool:
+    """True when PyTorch can use a GPU, NVIDIA (CUDA) or AMD (ROCm).
+
+    The replacement for pynvml-based detection (check ROCM001):
+    ``torch.cuda.is_available()`` is true on ROCm builds too, because PyTorch
+    for HIP reuses the ``torch.cuda`` interfaces.  Never imports pynvml; returns
+    False on CPU-only machines and when PyTorch is not installed.
+    """
+    torch = _torch()
+    if torch is None:
+        return False
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+def _device_index(device: Any) -> int:
+    torch = _torch()
+    if device is None:
+        return torch.cuda.current_device()
+    if isinstance(device, int):
+        return device
+    dev = torch.device(device)
+    return dev.index if dev.index is not None else torch.cuda.current_device()
+
+
+def _arch_strings(props: Any) -> tuple[str | None, str | None]:
+    """Return (short arch, full arch string) from device properties."""
+    if is_rocm():
+        full = getattr(props, "gcnArchName", None) or None
+        if not full:
+            return None, None
+        # gcnArchName carries target features after the gfx name, e.g.
+        # "gfx942:sramecc+:xnack-"; the gfx name alone is what build systems use.
+        return full.split(":", 1)[0], full
+    major = getattr(props, "major", None)
+    minor = getattr(props, "minor", None)
+    if major is None or minor is None:
+        return None, None
+    arch = f"sm_{major}{minor}"
+    return arch, arch
+
+
+def gpu_arch(device: Any = None) -> str | None:
+    """The GPU architecture name, read from the device (never hard-coded).
+
+    ``gfx942``-style names on ROCm (from
+    ``torch.cuda.get_device_properties(...).gcnArchName``, target features
+    such as ``:xnack-`` dropped), ``sm_90``-style names on NVIDIA, ``None`` on
+    machines without a usable GPU or without PyTorch.
+    """
+    if not gpu_available():
+        return None
+    torch = _torch()
+    try:
+        props = torch.cuda.get_device_properties(_device_index(device))
+    except Exception:
+        return None
+    return _arch_strings(props)[0]
+
+
+def aiter_status() -> tuple[bool, str]:
+    """``(available, reason)`` for AMD's aiter operator library.
+
+    Available means all of: a ROCm build of PyTorch, ``import aiter`` succeeded
+    (any exception is caught: AMD's ``amd-aiter`` raises RuntimeError, not
+    ImportError, on a machine without ROCm), and ``torch.ops.aiter.mha_fwd``
+    exists (an unrelated PyPI package is also named ``aiter`` and imports
+    fine).  Computed lazily once; importing ``rocmlint.runtime`` never imports
+    aiter.
+    """
+    global _AITER_STATUS
+    status = _AITER_STATUS
+    if status is not None:
+        return status
+    with _AITER_LOCK:
+        if _AITER_STATUS is None:
+            _AITER_STATUS = _probe_aiter()
+        return _AITER_STATUS
+
+
+def aiter_available() -> bool:
+    """True when AMD's aiter kernels can be used (see ``aiter_status``).
+
+    The runtime answer to the ``except ImportError``-only aiter guard: it never
+    tries ``import aiter`` outside ROCm, so it costs nothing on NVIDIA and CPU
+    machines.
+    """
+    return aiter_status()[0]
+
+
+def _probe_aiter() -> tuple[bool, str]:
+    torch = _torch()
+    if torch is None:
+        return False, "PyTorch is not installed"
+    if not is_rocm():
+        return False, "not a ROCm build of PyTorch (aiter needs ROCm)"
+    import importlib
+
+    try:
+        importlib.import_module(AITER_MODULE)
+    except Exception as exc:  # amd-aiter raises RuntimeError without ROCm
+        return False, f"import {AITER_MODULE} failed: {type(exc).__name__}: {exc}"
+    if _ops_attr(torch, "mha_fwd") is None:
+        return False, (
+            f"'{AITER_MODULE}' imports but torch.ops.{AITER_OPS_NAMESPACE}.mha_fwd "
+            "does not exist (not AMD's aiter, or an incomplete build)"
+        )
+    return True, f"torch.ops.{AITER_OPS_NAMESPACE}.mha_fwd found"
+
+
+def _ops_attr(torch: Any, name: str) -> Any:
+    """``torch.ops.<AITER_OPS_NAMESPACE>.<name>`` or ``None``."""
+    try:
+        namespace = getattr(torch.ops, AITER_OPS_NAMESPACE)
+        return getattr(namespace, name)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def aiter_op(name: str) -> Any:
+    """The aiter operator ``name`` when aiter is available, else ``None``."""
+    if not aiter_available():
+        return None
+    torch = _torch()
+    op = _ops_attr(torch, name)
+    if op is None:
+        # Some aiter operators are registered only when their Python module is
+        # imported (the tuned GEMM lives in aiter.tuned_gemm).
+        if name == "gemm_a16w16":
+            import importlib
+
+            try:
+                importlib.import_module(AITER_MODULE + ".tuned_gemm")
+            except Exception:
+                return None
+            op = _ops_attr(torch, name)
+    return op
+
+
+def device_info() -> dict[str, Any]:
+    """A JSON-serialisable description of the accelerator stack.
+
+    Keys: ``torch`` (installed?), ``torch_version``, ``vendor`` (``"amd"``,
+    ``"nvidia"`` or ``None`` without a usable GPU), ``stack`` (``"rocm"``,
+    ``"cuda"``, ``"cpu"``; ``None`` without torch), ``stack_version`` (HIP or
+    CUDA version of the torch build), ``gpu_available``, ``device_count``,
+    ``device_name``, ``arch``, ``arch_full`` (with ROCm target features),
+    ``total_memory_bytes``, ``total_memory_gib``, ``aiter_available``,
+    ``aiter_reason``, ``python``.
+    """
+    info: dict[str, Any] = {
+        "torch": False,
+        "torch_version": None,
+        "vendor": None,
+        "stack": None,
+        "stack_version": None,
+        "gpu_available": False,
+        "device_count": 0,
+        "device_name": None,
+        "arch": None,
+        "arch_full": None,
+        "total_memory_bytes": None,
+        "total_memory_gib": None,
+        "aiter_available": False,
+        "aiter_reason": None,
+        "python": _stdlib_platform.python_version(),
+    }
+    torch = _torch()
+    if torch is None:
+        info["aiter_reason"] = "PyTorch is not installed"
+        return info
+    info["torch"] = True
+    info["torch_version"] = str(torch.__version__)
+    hip = getattr(torch.version, "hip", None)
+    cuda = getattr(torch.version, "cuda", None)
+    if is_rocm():
+        info["stack"], info["stack_version"] = "rocm", str(hip) if hip else None
+    elif cuda:
+        info["stack"], info["stack_version"] = "cuda", str(cuda)
+    else:
+        info["stack"] = "cpu"
+    if gpu_available():
+        info["gpu_available"] = True
+        info["vendor"] = "amd" if is_rocm() else "nvidia"
+        try:
+            info["device_count"] = int(torch.cuda.device_count())
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            info["device_name"] = str(props.name)
+            info["arch"], info["arch_full"] = _arch_strings(props)
+            total = int(props.total_memory)
+            info["total_memory_bytes"] = total
+            info["total_memory_gib"] = round(total / 2**30, 2)
+        except Exception as exc:  # a driver problem must not break the report
+            info["device_error"] = f"{type(exc).__name__}: {exc}"
+    available, reason = aiter_status()
+    info["aiter_available"] = available
+    info["aiter_reason"] = reason
+    return info

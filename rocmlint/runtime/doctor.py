@@ -1,0 +1,269 @@
+"""``python -m rocmlint.runtime`` / ``rocmlint doctor``: what this machine runs on,
+and the ROCm hazards visible at run time.
+
+Works with no GPU and without PyTorch.  Nothing here imports pynvml or, outside
+ROCm, aiter (AMD's package spends seconds failing to import there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import json
+import os
+import sys
+from typing import Any
+
+from . import device as _device
+
+__all__ = ["collect", "main"]
+
+#: Root of the file system the AMD GPU probe reads (tests point it elsewhere).
+SYS_ROOT = "/"
+
+_ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
+
+
+def amd_gpus(root: str | None = None) -> list[str]:
+    """gfx names of the AMD GPUs the kernel driver exposes, without ROCm or torch.
+
+    Reads ``/sys/class/kfd/kfd/topology/nodes/*/properties``: GPU nodes have a
+    non-zero ``gfx_target_version`` (e.g. 90402 for gfx942, 90010 for gfx90a).
+    """
+    root = SYS_ROOT if root is None else root
+    pattern = os.path.join(root, "sys/class/kfd/kfd/topology/nodes/*/properties")
+    names = []
+    for path in sorted(glob.glob(pattern)):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == "gfx_target_version":
+                try:
+                    version = int(parts[1])
+                except ValueError:
+                    break
+                if version:
+                    major, minor, step = version // 10000, (version // 100) % 100, version % 100
+                    names.append(f"gfx{major}{minor:x}{step:x}")
+                break
+    return names
+
+
+def _distributions_of(module: str) -> list[str]:
+    try:
+        from importlib.metadata import packages_distributions
+
+        return sorted(set(packages_distributions().get(module, [])))
+    except Exception:
+        return []
+
+
+def _spec_exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _hazard(hid: str, severity: str, message: str, fix: str, see: str) -> dict[str, str]:
+    return {"id": hid, "severity": severity, "message": message, "fix": fix, "see": see}
+
+
+def collect(*, managed_memory: bool = False, environ: Any = None) -> dict[str, Any]:
+    """Gather ``device_info()`` and the hazards; returns a JSON-able dict with
+    keys ``device``, ``amd_gpus``, ``hazards`` and ``notes``."""
+    env = os.environ if environ is None else environ
+    info = _device.device_info()
+    gpus = amd_gpus()
+    kfd = os.path.exists(os.path.join(SYS_ROOT, "dev/kfd"))
+    amd_machine = bool(gpus) or kfd
+    rocm = info["stack"] == "rocm"
+    hazards: list[dict[str, str]] = []
+    notes: list[str] = []
+
+    if not info["torch"]:
+        notes.append(
+            "PyTorch is not installed: only the linter works here; the runtime ops "
+            "need it (pip install rocmlint[runtime])."
+        )
+
+    # 1. max_split_size_mb in the allocator configuration on ROCm.
+    if rocm or (amd_machine and not info["torch"]):
+        for name in _ALLOC_VARS:
+            value = env.get(name) or ""
+            if "max_split_size_mb" in value:
+                hazards.append(_hazard(
+                    "alloc-max-split",
+                    "warning",
+                    f"{name}={value!r} sets max_split_size_mb on ROCm: the porting guide "
+                    "reports a RuntimeError at start-up with it (it depends on the "
+                    "PyTorch/ROCm version).",
+                    "call rocmlint.runtime.configure_allocator() before the first GPU "
+                    "allocation (expandable_segments:True, no max_split_size_mb)",
+                    "rocmlint.runtime.configure_allocator",
+                ))
+
+    # 2. A PyTorch build that cannot use the AMD GPU of this machine.
+    if amd_machine and info["torch"] and not rocm:
+        where = ", ".join(gpus) if gpus else "/dev/kfd present"
+        if info["stack"] == "cuda":
+            hazards.append(_hazard(
+                "cuda-torch-on-amd",
+                "error",
+                f"a CUDA build of PyTorch ({info['torch_version']}, CUDA "
+                f"{info['stack_version']}) is installed on a machine with an AMD GPU "
+                f"({where}): it cannot use that GPU, and code silently runs on the CPU.",
+                "install a ROCm build of PyTorch (ROCm wheel index) and keep "
+                "'pip install -e .' from replacing it (--no-deps)",
+                "the packaging checks for CUDA-pinned torch",
+            ))
+        else:
+            hazards.append(_hazard(
+                "cpu-torch-on-amd",
+                "warning",
+                f"a CPU-only build of PyTorch ({info['torch_version']}) is installed on a "
+                f"machine with an AMD GPU ({where}).",
+                "install a ROCm build of PyTorch",
+                "the packaging checks for CUDA-pinned torch",
+            ))
+
+    # 3. pynvml beside ROCm PyTorch.
+    if rocm and _spec_exists("pynvml"):
+        hazards.append(_hazard(
+            "pynvml-with-rocm",
+            "warning",
+            "pynvml (nvidia-ml-py) is installed beside ROCm PyTorch: importing it fails "
+            "or finds no NVIDIA device, and PyTorch builds without amdsmi can report a "
+            "wrong torch.cuda.device_count() with it installed "
+            "(pytorch/pytorch#133259).",
+            "uninstall pynvml / nvidia-ml-py on ROCm machines; detect GPUs with "
+            "rocmlint.runtime.gpu_available()",
+            "ROCM001, rocmlint.runtime.gpu_available",
+        ))
+
+    # 4. aiter: broken, imposter, or AMD's package where it cannot load.
+    if _spec_exists(_device.AITER_MODULE):
+        dists = _distributions_of(_device.AITER_MODULE)
+        origin = ", ".join(dists) if dists else "unknown distribution"
+        if rocm:
+            available, reason = _device.aiter_status()
+            if not available:
+                broken = reason.startswith("import ")
+                hazards.append(_hazard(
+                    "aiter-broken" if broken else "aiter-imposter",
+                    "error" if broken else "warning",
+                    (f"aiter ({origin}) is installed but does not import: {reason}"
+                     if broken else
+                     f"a module named 'aiter' ({origin}) imports, but it provides no "
+                     "aiter operators (the unrelated PyPI package 'aiter' has the same "
+                     "name): " + reason),
+                    "reinstall AMD's aiter (amd-aiter) for this ROCm/PyTorch, or remove "
+                    "the package; guard imports with rocmlint.runtime.aiter_available()",
+                    "rocmlint.runtime.aiter_available",
+                ))
+            else:
+                notes.append(f"aiter ({origin}): {reason}.")
+        elif any(d.lower() == "amd-aiter" for d in dists):
+            hazards.append(_hazard(
+                "aiter-without-rocm",
+                "warning",
+                "AMD's aiter (amd-aiter) is installed on a machine without ROCm PyTorch: "
+                "'import aiter' raises RuntimeError here (after about 2.4 s), which "
+                "'except ImportError' guards do not catch.",
+                "guard with rocmlint.runtime.aiter_available() (or 'except Exception')",
+                "rocmlint.runtime.aiter_available",
+            ))
+        else:
+            hazards.append(_hazard(
+                "aiter-imposter",
+                "warning",
+                f"a module named 'aiter' is installed from {origin}, not AMD's "
+                "amd-aiter: 'import aiter' succeeds but provides no AMD kernels.",
+                "remove it, or test availability with rocmlint.runtime.aiter_available()",
+                "rocmlint.runtime.aiter_available",
+            ))
+
+    # 5. Managed memory without XNACK.
+    xnack = (env.get("HSA_XNACK") or "").strip()
+    arch_full = info.get("arch_full") or ""
+    if managed_memory and (rocm or amd_machine) and xnack != "1":
+        extra = " The device reports 'xnack-' (XNACK off)." if "xnack-" in arch_full else ""
+        hazards.append(_hazard(
+            "managed-memory-no-xnack",
+            "warning",
+            "managed memory (hipMallocManaged / cudaMallocManaged / __managed__) is "
+            f"requested but HSA_XNACK is {xnack or 'unset'}: on AMD GPUs page migration "
+            "needs XNACK, without it access faults or silent host-memory fallbacks "
+            "follow." + extra,
+            "export HSA_XNACK=1 before starting the process (and use a GPU/kernel with "
+            "XNACK support)",
+            "the managed-memory check",
+        ))
+    elif rocm and "xnack-" in arch_full:
+        notes.append("the device reports 'xnack-': XNACK is off (matters only for "
+                     "managed memory; pass --managed-memory to check it).")
+    return {"device": info, "amd_gpus": gpus, "hazards": hazards, "notes": notes}
+
+
+def _format_text(report: dict[str, Any]) -> str:
+    info = report["device"]
+    lines = ["rocmlint runtime doctor", ""]
+    if not info["torch"]:
+        lines.append("  torch            not installed")
+    else:
+        stack = info["stack"] or "-"
+        version = f" {info['stack_version']}" if info["stack_version"] else ""
+        lines.append(f"  torch            {info['torch_version']} ({stack}{version} build)")
+    if info["gpu_available"]:
+        lines.append(f"  gpu              {info['vendor']}: {info['device_name']} "
+                     f"x{info['device_count']}")
+        lines.append(f"  arch             {info['arch']}"
+                     + (f" ({info['arch_full']})" if info["arch_full"] != info["arch"] else ""))
+        lines.append(f"  memory           {info['total_memory_gib']} GiB")
+    else:
+        lines.append("  gpu              none usable by PyTorch")
+    if report["amd_gpus"]:
+        lines.append(f"  amd gpus (kfd)   {', '.join(report['amd_gpus'])}")
+    lines.append(f"  aiter            {'available' if info['aiter_available'] else 'no'}"
+                 f" ({info['aiter_reason']})")
+    lines.append(f"  python           {info['python']}")
+    lines.append("")
+    hazards = report["hazards"]
+    if not hazards:
+        lines.append("hazards: none found")
+    else:
+        lines.append(f"hazards: {len(hazards)}")
+        for h in hazards:
+            lines.append(f"  [{h['severity']}] {h['id']}: {h['message']}")
+            lines.append(f"      fix: {h['fix']}")
+            lines.append(f"      see: {h['see']}")
+    for note in report["notes"]:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the report; exit status 0 when no hazard is found, 1 otherwise
+    (2 for a usage error, raised by argparse)."""
+    parser = argparse.ArgumentParser(
+        prog="rocmlint doctor",
+        description="Show the GPU software stack and the ROCm hazards visible at run time.",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--managed-memory",
+        action="store_true",
+        help="the program uses managed memory (checks HSA_XNACK)",
+    )
+    args = parser.parse_args(argv)
+    report = collect(managed_memory=args.managed_memory)
+    if args.json:
+        sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(_format_text(report) + "\n")
+    return 1 if report["hazards"] else 0

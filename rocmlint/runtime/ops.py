@@ -1,0 +1,185 @@
+"""GEMM and gated activations: aiter kernels on ROCm, plain PyTorch elsewhere.
+
+On a machine that is not ROCm each function is exactly the PyTorch expression
+named in its docstring, so swapping it in changes no bit of the output there.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from . import device as _device
+
+__all__ = ["linear", "silu_and_mul", "gelu_tanh_and_mul", "AITER_DEVICE_TYPES"]
+
+#: Device types whose tensors may go to aiter kernels (ROCm tensors report
+#: ``"cuda"``).  The contract tests widen it to run fake operators on CPU.
+AITER_DEVICE_TYPES = frozenset({"cuda"})
+
+_HALF = (torch.float16, torch.bfloat16)
+_warned: set[str] = set()
+_failed: set[tuple] = set()
+_lock = threading.Lock()
+
+
+def _warn_once(key: str, message: str) -> None:
+    with _lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _aiter_enabled() -> bool:
+    """ROCm, aiter available and ``USE_AITER_OPS`` not set to 0."""
+    if not (_device._IS_ROCM or (_device._IS_ROCM is None and _device.is_rocm())):
+        return False
+    flag = os.environ.get("USE_AITER_OPS")
+    if flag is not None and flag.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    return _device.aiter_available()
+
+
+def _needs_grad(*tensors: Any) -> bool:
+    return torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in tensors
+    )
+
+
+def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
+    """``y = x @ w.T + b``, the drop-in for ``F.linear(x, w, b)``.
+
+    On ROCm with aiter, bf16/fp16 inputs on the GPU (and no gradient needed) go
+    to aiter's shape-tuned ``gemm_a16w16`` (``aiter.tuned_gemm``, registered as
+    ``torch.ops.aiter.gemm_a16w16(A, B, bias=None, otype=None, ...)`` with
+    ``B`` in ``[N, K]`` like ``F.linear``'s weight).  Everywhere else, and when
+    the aiter call raises (one warning), this is ``F.linear(x, w, b)``.
+    Set ``USE_AITER_OPS=0`` to keep ``F.linear`` on ROCm too.
+    """
+    if (
+        x.dtype in _HALF
+        and x.device.type in AITER_DEVICE_TYPES
+        and _aiter_enabled()
+    ):
+        out = _aiter_linear(x, w, b)
+        if out is not None:
+            return out
+    return F.linear(x, w, b)
+
+
+def _aiter_linear(x, w, b):
+    if w.dtype != x.dtype or (b is not None and b.dtype != x.dtype) or _needs_grad(x, w, b):
+        return None
+    key = ("gemm", x.dtype, b is not None)
+    if key in _failed:
+        return None
+    op = _device.aiter_op("gemm_a16w16")
+    if op is None:
+        return None
+    try:
+        return op(x, w, b)
+    except Exception as exc:
+        _failed.add(key)
+        _warn_once(
+            "gemm",
+            f"rocmlint.runtime.linear: aiter gemm_a16w16 failed ({type(exc).__name__}: "
+            f"{exc}); using F.linear",
+        )
+        return None
+
+
+def _split_gated(x: torch.Tensor, up: torch.Tensor | None):
+    if up is not None:
+        return x, up
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError(f"gated activation: last dimension {d} is not even")
+    half = d // 2
+    return x[..., :half], x[..., half:]
+
+
+def _aiter_gated(name: str, x: torch.Tensor, out: torch.Tensor | None):
+    """Run aiter's ``<name>(out, input)`` on a fused ``[..., 2*d]`` tensor."""
+    if (
+        x.dtype not in _HALF
+        or x.device.type not in AITER_DEVICE_TYPES
+        or _needs_grad(x)
+        or not _aiter_enabled()
+    ):
+        return None
+    key = (name, x.dtype)
+    if key in _failed:
+        return None
+    op = _device.aiter_op(name)
+    if op is None:
+        return None
+    d = x.shape[-1] // 2
+    if out is None:
+        result = x.new_empty((*x.shape[:-1], d))
+    elif out.is_contiguous() and out.dtype == x.dtype:
+        result = out
+    else:
+        return None
+    try:
+        op(result, x if x.is_contiguous() else x.contiguous())
+    except Exception as exc:
+        _failed.add(key)
+        _warn_once(
+            name,
+            f"rocmlint.runtime.{name}: aiter kernel failed ({type(exc).__name__}: "
+            f"{exc}); using PyTorch",
+        )
+        return None
+    return result
+
+
+def silu_and_mul(
+    x: torch.Tensor, up: torch.Tensor | None = None, *, out: torch.Tensor | None = None
+) -> torch.Tensor:
+    """SwiGLU gate: ``F.silu(gate) * up``.
+
+    ``silu_and_mul(x)`` takes the fused ``[..., 2*d]`` output of a gate+up
+    projection (gate first, as ``fuse_gate_up`` produces) and returns
+    ``F.silu(x[..., :d]) * x[..., d:]``; ``silu_and_mul(gate, up)`` takes the
+    two halves.  On ROCm with aiter the fused form runs aiter's
+    ``silu_and_mul(out, input)`` kernel (one pass); elsewhere it is exactly the
+    PyTorch expression above.
+    """
+    if up is None:
+        result = _aiter_gated("silu_and_mul", x, out)
+        if result is not None:
+            return result
+    gate, up = _split_gated(x, up)
+    if out is None:
+        return F.silu(gate) * up
+    return torch.mul(F.silu(gate), up, out=out)
+
+
+def gelu_tanh_and_mul(
+    x: torch.Tensor, up: torch.Tensor | None = None, *, out: torch.Tensor | None = None
+) -> torch.Tensor:
+    """GeGLU gate with the tanh GELU: ``F.gelu(gate, approximate="tanh") * up``.
+
+    Same forms as ``silu_and_mul``; aiter's ``gelu_tanh_and_mul(out, input)``
+    kernel on ROCm for the fused form, the PyTorch expression elsewhere.
+    """
+    if up is None:
+        result = _aiter_gated("gelu_tanh_and_mul", x, out)
+        if result is not None:
+            return result
+    gate, up = _split_gated(x, up)
+    if out is None:
+        return F.gelu(gate, approximate="tanh") * up
+    return torch.mul(F.gelu(gate, approximate="tanh"), up, out=out)
+
+
+def _reset_for_tests() -> None:
+    with _lock:
+        _warned.clear()
+    _failed.clear()

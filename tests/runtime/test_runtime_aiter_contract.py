@@ -1,0 +1,316 @@
+"""Tier 1 against the aiter operator contract, with fake operators.
+
+There is no AMD GPU here: these tests check what rocmlint.runtime sends to
+``torch.ops.aiter.*`` (argument order, layout, dtypes, GQA pass-through) for
+both generations of the ``mha_fwd`` schema (with and without ``sink_size``),
+how it detects aiter, and that it falls back when the operator raises.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import types
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from rocmlint.runtime import aiter_available, attention, device, gelu_tanh_and_mul, linear
+from rocmlint.runtime import silu_and_mul
+
+from .helpers import REPO_ROOT, get_fake, reference_attention, reset_runtime, subprocess_env
+
+
+def _qkv(b=2, sq=6, sk=6, h=8, hk=2, d=16, dtype=torch.bfloat16, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(b, sq, h, d, generator=g).to(dtype),
+            torch.randn(b, sk, hk, d, generator=g).to(dtype),
+            torch.randn(b, sk, hk, d, generator=g).to(dtype))
+
+
+# --- detection ---------------------------------------------------------------
+
+def test_not_rocm_means_no_import(monkeypatch):
+    monkeypatch.setattr(device, "AITER_MODULE", "rocmlint_test_module_that_does_not_exist")
+    available, reason = device.aiter_status()
+    assert available is False
+    assert "not a ROCm build" in reason  # the import was never attempted
+
+
+def test_runtime_error_at_import_is_caught(monkeypatch, tmp_path, fake_rocm):
+    pkg = tmp_path / "rocmlint_test_amd_aiter"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        'raise RuntimeError("ROCm version file not found")\n', encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(device, "AITER_MODULE", "rocmlint_test_amd_aiter")
+    assert aiter_available() is False
+    reason = device.aiter_status()[1]
+    assert "RuntimeError" in reason and "ROCm version file not found" in reason
+
+
+def test_imposter_module_is_not_aiter(monkeypatch, fake_rocm):
+    """The unrelated PyPI package 'aiter' imports fine but registers no ops."""
+    monkeypatch.setitem(sys.modules, "rocmlint_test_imposter", types.ModuleType("x"))
+    monkeypatch.setattr(device, "AITER_MODULE", "rocmlint_test_imposter")
+    monkeypatch.setattr(device, "AITER_OPS_NAMESPACE", "rocmlint_test_no_such_namespace")
+    assert aiter_available() is False
+    assert "does not exist" in device.aiter_status()[1]
+
+
+def test_status_is_computed_once(monkeypatch, fake_rocm):
+    imports = []
+    real = __import__("importlib").import_module
+
+    def counting(name, *args):
+        imports.append(name)
+        return real(name, *args)
+
+    monkeypatch.setattr("importlib.import_module", counting)
+    monkeypatch.setattr(device, "AITER_MODULE", "rocmlint_test_missing_module")
+    for _ in range(3):
+        assert aiter_available() is False
+    assert imports.count("rocmlint_test_missing_module") == 1
+
+
+# --- attention routing -------------------------------------------------------
+
+def test_routes_to_mha_fwd_with_contract_arguments(fake_aiter):
+    q, k, v = _qkv()
+    out = attention(q, k, v, causal=True)
+    assert fake_aiter.violations == []
+    (call,) = fake_aiter.calls["mha_fwd"]
+    assert call["q_shape"] == (2, 6, 8, 16)          # [b, sq, hq, d]
+    assert call["k_shape"] == (2, 6, 2, 16)          # K heads as they are
+    assert call["is_causal"] is True
+    assert call["softmax_scale"] == pytest.approx(16 ** -0.5)
+    assert call["window"] == (-1, -1)
+    assert call["sink_size"] == (0 if fake_aiter.has_sink else None)
+    assert call["dtype"] == torch.bfloat16
+    torch.testing.assert_close(out.float(), reference_attention(q, k, v, causal=True).float(),
+                               rtol=2e-2, atol=2e-2)
+
+
+def test_gqa_kv_passed_without_copy(fake_aiter):
+    q, k, v = _qkv(h=8, hk=1)
+    attention(q, k, v)
+    (call,) = fake_aiter.calls["mha_fwd"]
+    assert call["k_ptr"] == k.data_ptr() and call["v_ptr"] == v.data_ptr()
+    assert call["k_shape"][2] == 1
+
+
+def test_bhsd_layout_goes_as_bshd_views(fake_aiter):
+    q, k, v = _qkv()
+    qb, kb, vb = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+    out = attention(qb, kb, vb, layout="bhsd", scale=0.25)
+    assert fake_aiter.violations == []
+    (call,) = fake_aiter.calls["mha_fwd"]
+    assert call["q_shape"] == (2, 6, 8, 16)
+    assert call["k_ptr"] == kb.data_ptr()            # a view, not a copy
+    assert call["softmax_scale"] == 0.25
+    assert out.shape == qb.shape
+    torch.testing.assert_close(out.transpose(1, 2).float(),
+                               reference_attention(q, k, v, scale=0.25).float(),
+                               rtol=2e-2, atol=2e-2)
+
+
+def test_decode_and_chunked_prefill_causal_flags(fake_aiter):
+    q, k, v = _qkv(sq=1, sk=9)
+    attention(q, k, v, causal=True)
+    q2, k2, v2 = _qkv(sq=4, sk=9)
+    out = attention(q2, k2, v2, causal=True)
+    flags = [c["is_causal"] for c in fake_aiter.calls["mha_fwd"]]
+    assert flags == [False, True]  # one query row sees every key; aiter aligns bottom-right
+    torch.testing.assert_close(out.float(), attention(q2, k2, v2, causal=True, backend="sdpa")
+                               .float(), rtol=2e-2, atol=2e-2)
+
+
+def test_overhang_rows_are_zero_with_tier1(fake_aiter):
+    q, k, v = _qkv(sq=7, sk=3)
+    out = attention(q, k, v, causal=True)
+    assert torch.equal(out[:, :4], torch.zeros_like(out[:, :4]))
+    assert fake_aiter.calls["mha_fwd"][0]["q_shape"][1] == 3
+
+
+@pytest.mark.parametrize("case", ["float32", "mask", "grad", "head_dim", "switch_off",
+                                  "force_eager"])
+def test_inputs_tier1_does_not_take(fake_aiter, monkeypatch, case):
+    q, k, v = _qkv(dtype=torch.float32 if case == "float32" else torch.bfloat16,
+                   d=12 if case == "head_dim" else 16)
+    kwargs = {}
+    if case == "mask":
+        kwargs["attn_mask"] = torch.ones(6, 6, dtype=torch.bool)
+    if case == "grad":
+        q.requires_grad_()
+    if case == "switch_off":
+        monkeypatch.setenv("USE_AITER_ATTENTION", "0")
+    if case == "force_eager":
+        monkeypatch.setenv("FORCE_EAGER_ATTENTION", "1")
+    out = attention(q, k, v, **kwargs)
+    assert fake_aiter.calls["mha_fwd"] == []
+    assert out.shape == q.shape
+
+
+def test_operator_error_falls_back_once(fake_aiter):
+    fake_aiter.fail.add("mha_fwd")
+    q, k, v = _qkv()
+    with pytest.warns(RuntimeWarning, match="aiter mha_fwd failed"):
+        out = attention(q, k, v, causal=True)
+    assert torch.equal(out, attention(q, k, v, causal=True, backend="sdpa"))
+    attention(q, k, v, causal=True)  # remembered: no second try, no second warning
+    assert len(fake_aiter.calls["mha_fwd"]) == 1
+    with pytest.raises(RuntimeError, match="no kernel"):
+        attention(q, k, v, causal=True, backend="aiter")
+
+
+def test_forced_aiter_rejects_what_it_cannot_run(fake_aiter):
+    q, k, v = _qkv(dtype=torch.float32)
+    with pytest.raises(ValueError, match="dtype"):
+        attention(q, k, v, backend="aiter")
+    q, k, v = _qkv()
+    with pytest.raises(ValueError, match="attn_mask"):
+        attention(q, k, v, backend="aiter", attn_mask=torch.ones(6, 6, dtype=torch.bool))
+    attention(q, k, v, backend="aiter")
+    assert len(fake_aiter.calls["mha_fwd"]) == 1
+
+
+def test_use_aiter_switch_warns_when_unavailable(monkeypatch, fake_rocm):
+    monkeypatch.setattr(device, "AITER_MODULE", "rocmlint_test_missing_module")
+    monkeypatch.setenv("USE_AITER_ATTENTION", "1")
+    q, k, v = _qkv()
+    with pytest.warns(RuntimeWarning, match="USE_AITER_ATTENTION=1"):
+        out = attention(q, k, v)
+    assert torch.equal(out, attention(q, k, v, backend="sdpa"))
+
+
+def test_unknown_required_argument_disables_tier1(monkeypatch, fake_rocm):
+    namespace = "rocmlint_test_aiter_future"
+    lib = torch.library.Library(namespace, "DEF")
+    lib.define("mha_fwd(Tensor q, Tensor k, Tensor v, float softmax_scale, bool is_causal, "
+               "int page_size) -> Tensor[]")
+    lib.impl("mha_fwd", lambda *a: [a[0]], "CPU")
+    monkeypatch.setitem(sys.modules, namespace, types.ModuleType(namespace))
+    monkeypatch.setattr(device, "AITER_MODULE", namespace)
+    monkeypatch.setattr(device, "AITER_OPS_NAMESPACE", namespace)
+    from rocmlint.runtime import attn
+
+    monkeypatch.setattr(attn, "AITER_DEVICE_TYPES", frozenset({"cpu"}))
+    reset_runtime()
+    device._IS_ROCM = True
+    q, k, v = _qkv()
+    assert torch.equal(attention(q, k, v), attention(q, k, v, backend="sdpa"))
+    with pytest.raises(RuntimeError, match="page_size"):
+        attention(q, k, v, backend="aiter")
+    del lib
+
+
+# --- GEMM and activations ----------------------------------------------------
+
+def test_linear_routes_to_tuned_gemm(fake_aiter):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 5, 32, generator=g).bfloat16()
+    w = torch.randn(48, 32, generator=g).bfloat16()
+    b = torch.randn(48, generator=g).bfloat16()
+    y = linear(x, w, b)
+    (call,) = fake_aiter.calls["gemm_a16w16"]
+    assert call == {"a_shape": (3, 5, 32), "b_shape": (48, 32), "bias": True,
+                    "dtype": torch.bfloat16}
+    assert fake_aiter.violations == []
+    torch.testing.assert_close(y.float(), F.linear(x.float(), w.float(), b.float()),
+                               rtol=2e-2, atol=2e-2)
+    linear(x.float(), w.float())                      # fp32: PyTorch
+    with pytest.raises(RuntimeError):                 # mixed dtypes: PyTorch's error
+        linear(x, w.float())
+    assert len(fake_aiter.calls["gemm_a16w16"]) == 1
+
+
+def test_linear_falls_back_when_gemm_raises(fake_aiter):
+    fake_aiter.fail.add("gemm_a16w16")
+    x = torch.randn(4, 32).bfloat16()
+    w = torch.randn(16, 32).bfloat16()
+    with pytest.warns(RuntimeWarning, match="gemm_a16w16 failed"):
+        y = linear(x, w)
+    assert torch.equal(y, F.linear(x, w))
+
+
+def test_use_aiter_ops_switch(fake_aiter, monkeypatch):
+    monkeypatch.setenv("USE_AITER_OPS", "0")
+    x = torch.randn(4, 32).bfloat16()
+    linear(x, torch.randn(16, 32).bfloat16())
+    silu_and_mul(torch.randn(4, 32).bfloat16())
+    assert fake_aiter.calls["gemm_a16w16"] == [] and fake_aiter.calls["silu_and_mul"] == []
+
+
+@pytest.mark.parametrize("name,fn,act", [
+    ("silu_and_mul", silu_and_mul, F.silu),
+    ("gelu_tanh_and_mul", gelu_tanh_and_mul, lambda t: F.gelu(t, approximate="tanh")),
+])
+def test_gated_activations_route_and_fall_back(fake_aiter, name, fn, act):
+    x = torch.randn(3, 4, 16).bfloat16()
+    y = fn(x)
+    (call,) = fake_aiter.calls[name]
+    assert call == {"x_shape": (3, 4, 16), "out_shape": (3, 4, 8)}
+    assert fake_aiter.violations == []
+    xf = x.float()
+    torch.testing.assert_close(y.float(), act(xf[..., :8]) * xf[..., 8:], rtol=2e-2, atol=2e-2)
+    fn(x[..., :8], x[..., 8:])                        # two-tensor form: PyTorch
+    assert len(fake_aiter.calls[name]) == 1
+    fake_aiter.fail.add(name)
+    with pytest.warns(RuntimeWarning, match="failed"):
+        y2 = fn(x)
+    assert torch.equal(y2, act(x[..., :8]) * x[..., 8:])
+
+
+# --- the real names, end to end ---------------------------------------------
+
+def test_real_aiter_namespace_end_to_end(tmp_path):
+    """A fake 'aiter' package that registers torch.ops.aiter.mha_fwd the way
+    AMD's does, in a fresh interpreter pretending to be ROCm."""
+    pkg = tmp_path / "aiter"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent('''
+        import torch, torch.nn.functional as F
+        CALLS = []
+        _lib = torch.library.Library("aiter", "DEF")
+        _lib.define(
+            "mha_fwd(Tensor q, Tensor k, Tensor v, float dropout_p, float softmax_scale, "
+            "bool is_causal, int window_size_left, int window_size_right, int sink_size, "
+            "bool return_softmax_lse, bool return_dropout_randval, Tensor? cu_seqlens_q=None, "
+            "Tensor? cu_seqlens_kv=None, Tensor? out=None, Tensor? bias=None, "
+            "Tensor? alibi_slopes=None, Tensor? q_descale=None, Tensor? k_descale=None, "
+            "Tensor? v_descale=None, Tensor? sink_ptr=None, Generator? gen=None) -> Tensor[]")
+        def _mha(q, k, v, p, scale, causal, wl, wr, sink, lse, rnd, *opt):
+            CALLS.append((tuple(q.shape), tuple(k.shape), causal, sink))
+            o = F.scaled_dot_product_attention(q.transpose(1, 2).float(), k.transpose(1, 2).float(),
+                v.transpose(1, 2).float(), is_causal=causal, scale=scale, enable_gqa=True)
+            e = q.new_empty((0,))
+            return [o.transpose(1, 2).to(q.dtype).contiguous(), e, e, e]
+        _lib.impl("mha_fwd", _mha, "CPU")
+    '''), encoding="utf-8")
+    script = textwrap.dedent('''
+        import sys, torch
+        torch.version.hip = "6.4.0-fake"
+        from rocmlint.runtime import attention, aiter_available, attn
+        attn.AITER_DEVICE_TYPES = frozenset({"cpu"})
+        assert aiter_available()
+        import aiter
+        q = torch.randn(1, 5, 8, 16).bfloat16(); k = torch.randn(1, 5, 2, 16).bfloat16()
+        out = attention(q, k, k.clone(), causal=True)
+        assert aiter.CALLS == [((1, 5, 8, 16), (1, 5, 2, 16), True, 0)], aiter.CALLS
+        assert out.shape == (1, 5, 8, 16)
+        print("ok")
+    ''')
+    env = subprocess_env()
+    env["PYTHONPATH"] = str(tmp_path) + ":" + env["PYTHONPATH"]
+    proc = subprocess.run([sys.executable, "-c", script], env=env, cwd=str(REPO_ROOT),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+def test_fake_library_is_reusable():
+    """Guard for the fixtures: each schema generation registers once per process."""
+    assert get_fake("sink") is get_fake("sink")
+    assert get_fake("sink").has_sink and not get_fake("nosink").has_sink

@@ -1,0 +1,198 @@
+"""Configuration guards: NVIDIA/CPU behaviour unchanged, ROCm-safe on ROCm."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rocmlint.runtime import (
+    apply_inductor_rocm_defaults,
+    compile,
+    compile_mode,
+    config,
+    configure_allocator,
+    set_cudnn_benchmark,
+    set_tf32,
+)
+
+
+@pytest.fixture
+def restore_backend_flags():
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+             torch.backends.cudnn.benchmark)
+    yield
+    (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+     torch.backends.cudnn.benchmark) = saved
+
+
+# --- compile ------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", [None, "default", "reduce-overhead", "max-autotune",
+                                  "max-autotune-no-cudagraphs"])
+def test_compile_mode_unchanged_off_rocm(mode):
+    assert compile_mode(mode) == mode
+
+
+@pytest.mark.parametrize("mode,expected", [
+    (None, None), ("default", "default"), ("reduce-overhead", "default"),
+    ("max-autotune", "default"), ("max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs"),
+])
+def test_compile_mode_on_rocm(fake_rocm, mode, expected):
+    assert compile_mode(mode) == expected
+
+
+def _capture_compile(monkeypatch):
+    seen = {}
+
+    def fake_compile(model, **kwargs):
+        seen["model"], seen["kwargs"] = model, kwargs
+        return model
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    return seen
+
+
+def test_compile_passes_mode_through_off_rocm(monkeypatch):
+    seen = _capture_compile(monkeypatch)
+    fn = lambda x: x  # noqa: E731
+    assert compile(fn, mode="reduce-overhead", fullgraph=True) is fn
+    assert seen["kwargs"] == {"mode": "reduce-overhead", "fullgraph": True}
+    compile(fn)
+    assert seen["kwargs"] == {}
+
+
+def test_compile_on_rocm_drops_cudagraphs(monkeypatch, fake_rocm):
+    seen = _capture_compile(monkeypatch)
+    fn = lambda x: x  # noqa: E731
+    compile(fn, mode="reduce-overhead")
+    assert seen["kwargs"] == {"mode": "default"}
+    compile(fn, options={"triton.cudagraphs": True, "max_autotune": True})
+    assert seen["kwargs"]["options"] == {"triton.cudagraphs": False, "max_autotune": True}
+
+
+def test_compile_as_decorator(monkeypatch, fake_rocm):
+    seen = _capture_compile(monkeypatch)
+
+    @compile(mode="reduce-overhead")
+    def f(x):
+        return x + 1
+
+    assert seen["model"] is f and seen["kwargs"] == {"mode": "default"}
+
+
+def test_compile_really_compiles():
+    compiled = compile(lambda x: x * 2 + 1, backend="eager")
+    assert torch.equal(compiled(torch.arange(4.0)), torch.arange(4.0) * 2 + 1)
+
+
+# --- TF32 / cuDNN ---------------------------------------------------------------
+
+def test_set_tf32_off_rocm(restore_backend_flags):
+    assert set_tf32(True) is True
+    assert torch.backends.cuda.matmul.allow_tf32 is True
+    assert torch.backends.cudnn.allow_tf32 is True
+    assert set_tf32(False) is True
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    assert torch.backends.cudnn.allow_tf32 is False
+
+
+def test_set_tf32_noop_on_rocm(restore_backend_flags, fake_rocm):
+    torch.backends.cuda.matmul.allow_tf32 = False
+    assert set_tf32(True) is False
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+
+
+def test_set_cudnn_benchmark(restore_backend_flags, monkeypatch):
+    assert set_cudnn_benchmark(True) is True and torch.backends.cudnn.benchmark is True
+    torch.backends.cudnn.benchmark = False
+    monkeypatch.setattr(config._device, "_IS_ROCM", True)
+    assert set_cudnn_benchmark(True) is False and torch.backends.cudnn.benchmark is False
+
+
+# --- inductor -------------------------------------------------------------------
+
+def test_inductor_defaults_noop_off_rocm():
+    import torch._inductor.config as ic
+
+    before = (ic.triton.cudagraphs, ic.triton.cudagraph_trees, ic.memory_planning,
+              ic.max_autotune_gemm_backends)
+    assert apply_inductor_rocm_defaults() == {}
+    assert before == (ic.triton.cudagraphs, ic.triton.cudagraph_trees, ic.memory_planning,
+                      ic.max_autotune_gemm_backends)
+
+
+def test_inductor_defaults_on_rocm(monkeypatch, fake_rocm):
+    import torch._inductor.config as ic
+
+    monkeypatch.setattr(ic.triton, "cudagraphs", True)
+    monkeypatch.setattr(ic.triton, "cudagraph_trees", True)
+    monkeypatch.setattr(ic, "memory_planning", True)
+    monkeypatch.setattr(ic, "max_autotune_gemm_backends", "ATEN,TRITON")
+    changed = apply_inductor_rocm_defaults()
+    assert changed == {"triton.cudagraphs": False, "triton.cudagraph_trees": False,
+                       "memory_planning": False, "max_autotune_gemm_backends": "ATEN"}
+    assert ic.triton.cudagraphs is False and ic.memory_planning is False
+    assert apply_inductor_rocm_defaults() == {}  # idempotent
+    monkeypatch.setattr(ic, "max_autotune_gemm_backends", "ATEN,TRITON")
+    assert apply_inductor_rocm_defaults(aten_gemm=False) == {}
+
+
+# --- allocator ------------------------------------------------------------------
+
+@pytest.fixture(params=[False, True], ids=["torch<2.9", "torch>=2.9"])
+def new_api(request, monkeypatch):
+    monkeypatch.setattr(config, "_torch_at_least", lambda major, minor: request.param)
+    return request.param
+
+
+def test_allocator_noop_off_rocm_without_arguments(new_api):
+    env = {"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:512,garbage_collection_threshold:0.6"}
+    assert configure_allocator(environ=env) == env["PYTORCH_CUDA_ALLOC_CONF"]
+    assert env == {"PYTORCH_CUDA_ALLOC_CONF":
+                   "max_split_size_mb:512,garbage_collection_threshold:0.6"}
+    empty: dict[str, str] = {}
+    assert configure_allocator(environ=empty) == "" and empty == {}
+
+
+def test_allocator_off_rocm_sets_exactly_what_is_asked(new_api):
+    env = {"PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.6"}
+    text = configure_allocator(max_split_size_mb=512, environ=env)
+    assert text == "garbage_collection_threshold:0.6,max_split_size_mb:512"
+    assert env["PYTORCH_CUDA_ALLOC_CONF"] == text
+    fresh: dict[str, str] = {}
+    configure_allocator(expandable_segments=True, environ=fresh)
+    name = "PYTORCH_ALLOC_CONF" if new_api else "PYTORCH_CUDA_ALLOC_CONF"
+    assert fresh == {name: "expandable_segments:True"}
+
+
+def test_allocator_on_rocm_drops_max_split(new_api, fake_rocm):
+    env = {"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:512,garbage_collection_threshold:0.6",
+           "PYTORCH_HIP_ALLOC_CONF": "max_split_size_mb:128,roundup_power2_divisions:4"}
+    with pytest.warns(RuntimeWarning, match="max_split_size_mb"):
+        text = configure_allocator(max_split_size_mb=256, environ=env)
+    assert "max_split_size_mb" not in text
+    assert text == ("garbage_collection_threshold:0.6,roundup_power2_divisions:4,"
+                    "expandable_segments:True")
+    assert env["PYTORCH_CUDA_ALLOC_CONF"] == text and env["PYTORCH_HIP_ALLOC_CONF"] == text
+    assert "PYTORCH_ALLOC_CONF" not in env
+
+
+def test_allocator_on_rocm_defaults(new_api, fake_rocm):
+    env: dict[str, str] = {}
+    assert configure_allocator(environ=env) == "expandable_segments:True"
+    name = "PYTORCH_ALLOC_CONF" if new_api else "PYTORCH_CUDA_ALLOC_CONF"
+    assert env == {name: "expandable_segments:True"}
+    env = {"PYTORCH_ALLOC_CONF": "expandable_segments:True,pinned_use_host_register:True"}
+    assert configure_allocator(environ=env, expandable_segments=False) == \
+        "pinned_use_host_register:True"
+
+
+def test_allocator_writes_process_environment(monkeypatch, fake_rocm):
+    for name in config._ALLOC_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:64")
+    with pytest.warns(RuntimeWarning):
+        configure_allocator()
+    import os
+
+    assert os.environ["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
