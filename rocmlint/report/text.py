@@ -8,7 +8,8 @@ from rocmlint.checks_loader import check_by_id
 def render_text(result, *, show_fix: bool = False) -> str:
     out: list[str] = []
     for f in result.findings:
-        marker = " [*]" if f.fix is not None else ""
+        # As in ruff, [*] marks what plain --fix repairs; unsafe fixes are counted in the summary.
+        marker = " [*]" if f.fix is not None and f.fix.safety == "safe" else ""
         out.append(f"{f.path}:{f.line}:{f.col + 1}: {f.check_id}{marker} {f.message}")
         if show_fix:
             check = check_by_id(f.check_id)
