@@ -21,6 +21,7 @@ from rocmlint.checks_loader import Check, load_catalog
 from rocmlint.config import Config
 from rocmlint.discovery import Excludes, Target, discover
 from rocmlint.findings import Edit, Finding, Fix, Problem, ScanResult
+from rocmlint.languages import language_of
 from rocmlint.matchers import Match, compile_matcher
 from rocmlint.source import SourceFile
 
@@ -246,6 +247,11 @@ def scan(request: ScanRequest) -> ScanResult:
     languages = {lang for c in request.checks for lang in c.languages}
     targets = [t for t in discover(request.paths, excludes) if t.language in languages]
     result = ScanResult(files_scanned=len(targets))
+    for path in request.paths:
+        # A file named on the command line that rocmlint cannot read as any language is said
+        # so, rather than silently counted as clean.
+        if path.is_file() and language_of(path.name) is None:
+            result.problems.append(Problem(path.as_posix(), "not a file type rocmlint checks (see README: which files)"))
     jobs = request.jobs or os.cpu_count() or 1
     max_size = request.config.max_file_size
     if jobs > 1 and len(targets) >= _PARALLEL_THRESHOLD:

@@ -139,3 +139,10 @@ def test_version_and_help(tmp_path):
     help_text = run_cli("scan", "--help", cwd=tmp_path).stdout
     for option in ("--format", "--select", "--ignore", "--exclude", "--exit-zero", "--fix", "--output"):
         assert option in help_text
+
+
+def test_explicit_file_of_unknown_type_is_reported(tmp_path):
+    (tmp_path / "notes.txt").write_text("import pynvml\n")
+    proc = run_cli("scan", "notes.txt", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "notes.txt: skipped: not a file type rocmlint checks" in proc.stderr

@@ -102,3 +102,22 @@ def test_parallel_scan_equals_serial_scan(tmp_path):
     assert serial.findings == parallel.findings
     assert serial.problems == parallel.problems
     assert len(serial.findings) == 240 and len(serial.problems) == 1
+
+
+def test_cpp_suppression_forms():
+    code = textwrap.dedent(
+        """\
+        __global__ void k(float* x) {
+          float a = __shfl_sync(0xffffffff, x[0], 0);  // noqa: ROCM003
+          float b = __shfl_sync(0xffffffff, x[0], 0);  // NOLINT(ROCM003)
+          float c = __shfl_sync(0xffffffff, x[0], 0);  /* NOLINT */
+          // NOLINTNEXTLINE(ROCM003)
+          float d = __shfl_sync(0xffffffff, x[0], 0);
+          float e = __shfl_sync(0xffffffff, x[0], 0);  // NOLINT(bugprone-narrowing)
+          float f = __shfl_sync(0xffffffff, x[0], 0);  // noqa: ROCM004
+          float g = __shfl_sync(0xffffffff, x[0], 0);  # noqa
+        }
+        """
+    )
+    findings, _ = check_source(SourceFile("k.cu", code, "cpp"), select_checks(["ROCM003"]))
+    assert [f.line for f in findings] == [7, 8, 9]
