@@ -67,8 +67,16 @@ def parse_config(table: dict, path: Path) -> Config:
 
 def load_config_file(path: Path) -> Config:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    return _config_from_bytes(raw, path)
+
+
+def _config_from_bytes(raw: bytes, path: Path) -> Config:
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     table = data.get("tool", {}).get("rocmlint")
     if table is None:
@@ -86,11 +94,12 @@ def find_config(start: Path) -> Config:
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file():
             try:
-                has_table = "rocmlint" in pyproject.read_text(encoding="utf-8", errors="replace")
+                raw = pyproject.read_bytes()
             except OSError:
-                has_table = False
-            if has_table:
-                config = load_config_file(pyproject)
+                raw = b""
+            # Most pyproject files have no rocmlint table: parse only those that mention it.
+            if b"rocmlint" in raw:
+                config = _config_from_bytes(raw, pyproject)
                 if config.path is not None:
                     return config
         if (candidate / ".git").exists():

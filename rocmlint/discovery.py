@@ -33,11 +33,16 @@ class Target:
     language: str
 
 
-def _display(path: Path) -> str:
+def relative_to_cwd(path: str | Path) -> str | None:
+    """The "/"-separated path relative to the current directory, or None when it is outside."""
     absolute, cwd = os.path.abspath(path), os.getcwd()
     if absolute.startswith(cwd + os.sep):
         return Path(os.path.relpath(absolute, cwd)).as_posix()
-    return path.as_posix()
+    return None
+
+
+def _display(path: Path) -> str:
+    return relative_to_cwd(path) or path.as_posix()
 
 
 def _read_gitignore(directory: Path) -> pathspec.PathSpec | None:

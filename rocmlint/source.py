@@ -51,12 +51,6 @@ class SourceFile:
             return byte_col
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
-    def char_col_to_byte(self, line: int, col: int) -> int:
-        text = self.line_text(line)
-        if text.isascii():
-            return col
-        return len(text[:col].encode("utf-8"))
-
     # --- parse trees ----------------------------------------------------------------------
     @property
     def python_tree(self) -> ast.AST:

@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from rocmlint import __version__
+from rocmlint.discovery import relative_to_cwd
 from rocmlint.docs import prose, render_markdown, render_text
 from rocmlint.findings import utf16_column
 
@@ -26,11 +27,10 @@ _PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommenda
 
 def _uri(path: str) -> tuple[str, str | None]:
     """(uri, uriBaseId): relative to %SRCROOT% when the file is under it, else an absolute file URI."""
-    absolute = os.path.abspath(path)
-    cwd = os.getcwd()
-    if absolute.startswith(cwd + os.sep):
-        return quote(Path(os.path.relpath(absolute, cwd)).as_posix()), "%SRCROOT%"
-    return Path(absolute).as_uri(), None
+    relative = relative_to_cwd(path)
+    if relative is not None:
+        return quote(relative), "%SRCROOT%"
+    return Path(os.path.abspath(path)).as_uri(), None
 
 
 def _location(path: str, region: dict | None = None) -> dict:
