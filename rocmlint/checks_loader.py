@@ -75,6 +75,7 @@ SCHEMA = {
     "rationale": (str, True),
     "match": ("any-mapping", True),
     "gated": (bool, False),
+    "shim-gated": (bool, False),
     "fix": (FIX, True),
     "references": ("str-list", True),
     "examples": ({"invalid": (("list-of", EXAMPLE_INVALID), True), "valid": (("list-of", EXAMPLE_VALID), True)}, True),
@@ -202,6 +203,9 @@ class Check:
     matcher_kind: str
     matcher_spec: dict = field(hash=False, compare=False)
     gated: bool = True
+    # A call of a warp intrinsic that the project's HIP shim redefines without its mask is not
+    # a finding (the mask never reaches HIP): see rocmlint.project.
+    shim_gated: bool = False
     fix: FixIt | None = None
     references: tuple[str, ...] = ()
     invalid_examples: tuple[InvalidExample, ...] = ()
@@ -249,6 +253,7 @@ def parse_check(data: Any, source: str) -> Check:
         matcher_kind=kind,
         matcher_spec=spec,
         gated=data.get("gated", True),
+        shim_gated=data.get("shim-gated", False),
         fix=FixIt(
             title=fix["title"],
             snippet=fix["snippet"],

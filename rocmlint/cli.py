@@ -39,8 +39,10 @@ def _parser() -> argparse.ArgumentParser:
         help="scan files and directories",
         description="Scan Python, CUDA/HIP C++ and build files for ROCm portability pitfalls.",
         epilog="Configuration: [tool.rocmlint] in the nearest pyproject.toml above the first PATH "
-        "(keys: select, ignore, exclude, max-file-size). Command-line --select/--ignore replace the "
-        "configured lists; --exclude adds to them.",
+        "(keys: select, ignore, exclude, max-file-size, cuda-only, rocm-sources). Command-line "
+        "--select/--ignore replace the configured lists; --exclude adds to them. Before reporting C/C++ "
+        "hits, rocmlint reads the project's CMake files, setup.py and Makefiles to learn which files the "
+        "ROCm build compiles (--no-project turns this off; --show-gated lists what it gated).",
     )
     scan.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
     scan.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text", help="output format (default: text)")
@@ -57,12 +59,28 @@ def _parser() -> argparse.ArgumentParser:
     scan.add_argument("--max-file-size", type=int, metavar="BYTES", help="skip larger files (0: no limit; default 1 MiB)")
     scan.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: one per CPU)")
     scan.add_argument("-q", "--quiet", action="store_true", help="do not print skipped files on standard error")
+    scan.add_argument(
+        "--show-gated",
+        action="store_true",
+        help="also list the hits that are not reported because the code is gated for one GPU stack or the ROCm "
+        "build never compiles it, each with its reason (text, json; SARIF as suppressed results)",
+    )
+    scan.add_argument(
+        "--no-project",
+        action="store_true",
+        help="do not read the projects' build files: judge each file on its own",
+    )
 
     rules = commands.add_parser("rules", help="list every check", description="List every check rocmlint has.")
     rules.add_argument("--format", choices=("text", "markdown", "json"), default="text")
 
-    explain = commands.add_parser("explain", help="show a check's documentation and fix-it", description="Show a check's documentation and fix-it.")
-    explain.add_argument("check_id", metavar="ROCMnnn")
+    explain = commands.add_parser(
+        "explain",
+        help="show a check's documentation and fix-it",
+        description="Show a check's documentation and fix-it, or with `gates` what rocmlint leaves alone and why "
+        "(gated code, and the project model of what the ROCm build compiles).",
+    )
+    explain.add_argument("check_id", metavar="ROCMnnn|gates")
     explain.add_argument("--format", choices=("text", "markdown"), default="text")
 
     commands.add_parser(
@@ -135,14 +153,14 @@ def _scan(args) -> int:
     select = _ids(args.select) if args.select is not None else (list(config.select) if config.select is not None else None)
     ignore = _ids(args.ignore) if args.ignore is not None else list(config.ignore)
     checks = select_checks(select, ignore)
-    request = ScanRequest(paths, checks, config, tuple(args.exclude), args.jobs)
+    request = ScanRequest(paths, checks, config, tuple(args.exclude), args.jobs, use_project=not args.no_project)
     result = scan(request)
     if args.fix:
         applied = _apply_fixes(result, args.unsafe_fixes)
         if applied:
             result = scan(request)
         print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
-    report = render(args.format, result, checks, show_fix=args.show_fix)
+    report = render(args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated)
     if args.output:
         Path(args.output).write_text(report, encoding="utf-8")
     else:
@@ -188,11 +206,17 @@ def _rules(args) -> int:
 
 def _explain(args) -> int:
     from rocmlint.checks_loader import check_by_id
-    from rocmlint.docs import render_markdown, render_text
+    from rocmlint.docs import render_markdown, render_text, render_topic_text
 
+    if args.check_id.lower() == "gates":
+        from importlib import resources
+
+        text = (resources.files("rocmlint") / "topics" / "gates.md").read_text(encoding="utf-8")
+        sys.stdout.write(text if args.format == "markdown" else render_topic_text(text))
+        return EXIT_CLEAN
     check = check_by_id(args.check_id)
     if check is None:
-        raise UsageError(f"unknown check {args.check_id!r} (see `rocmlint rules`)")
+        raise UsageError(f"unknown check {args.check_id!r} (see `rocmlint rules`; `rocmlint explain gates` for gates)")
     sys.stdout.write(render_markdown(check) if args.format == "markdown" else render_text(check))
     return EXIT_CLEAN
 

@@ -9,6 +9,8 @@ file's directory for flake8) and stopping at the repository root (a directory wi
     ignore = ["ROCM005"]         # ids or prefixes to leave out
     exclude = ["third_party/", "*_pb2.py"]   # gitignore-style patterns, relative to this file
     max-file-size = 1048576      # bytes; larger files are reported and skipped (0: no limit)
+    cuda-only = ["csrc/sm90/"]   # gitignore-style: files the ROCm build never compiles
+    rocm-sources = ["csrc/common/"]  # files the ROCm build does compile, whatever the build files say
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ class Config:
     exclude: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     root: Path = field(default_factory=Path.cwd)  # what `exclude` patterns are relative to
+    cuda_only: tuple[str, ...] = ()  # files the ROCm build never compiles, for builds rocmlint cannot read
+    rocm_sources: tuple[str, ...] = ()  # files the ROCm build compiles, whatever the build files seem to say
 
 
-_KEYS = {"select": list, "ignore": list, "exclude": list, "max-file-size": int}
+_KEYS = {"select": list, "ignore": list, "exclude": list, "max-file-size": int, "cuda-only": list, "rocm-sources": list}
 
 
 def parse_config(table: dict, path: Path) -> Config:
@@ -62,6 +66,8 @@ def parse_config(table: dict, path: Path) -> Config:
         exclude=tuple(table.get("exclude", ())),
         max_file_size=size,
         root=path.parent,
+        cuda_only=tuple(table.get("cuda-only", ())),
+        rocm_sources=tuple(table.get("rocm-sources", ())),
     )
 
 

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from rocmlint.checks_loader import Check
 
+_GATED_NOTE = (
+    "\n\nCode already gated for one GPU stack, and files the project's ROCm build never compiles,\n"
+    "are not reported: `rocmlint explain gates` says how that is decided and how to correct it."
+)
 HEADINGS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 _FENCE = {"python": "python", "cpp": "cpp", "cmake": "cmake", "dockerfile": "dockerfile", "shell": "bash"}
 
@@ -38,7 +42,7 @@ def render_markdown(check: Check) -> str:
         f"# {check.id}: {check.title}\n\n"
         f"Severity: {check.severity} · precision: {check.precision} · languages: {', '.join(check.languages)}"
         f"{'' if check.enabled_by_default else ' · off by default (select it to run it)'}\n\n"
-        f"## What it does\n\n{check.description}\n\n"
+        f"## What it does\n\n{check.description}{_GATED_NOTE if check.gated else ''}\n\n"
         f"## Why is this bad?\n\n{check.rationale}\n\n"
         f"## Example\n\n```{fence}\n{example.code.rstrip()}\n```\n\n"
         f"## Use instead\n\n{check.fix.title}:\n\n```{fence}\n{check.fix.snippet.rstrip()}\n```{runtime}\n\n"
@@ -49,9 +53,14 @@ def render_markdown(check: Check) -> str:
 
 def render_text(check: Check) -> str:
     """The terminal form of the same page: headings underlined, code indented."""
+    return render_topic_text(render_markdown(check))
+
+
+def render_topic_text(markdown: str) -> str:
+    """A markdown page for the terminal: headings underlined, code indented."""
     lines: list[str] = []
     in_code = False
-    for line in render_markdown(check).splitlines():
+    for line in markdown.splitlines():
         if line.startswith("```"):
             in_code = not in_code
             continue

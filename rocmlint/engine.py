@@ -143,8 +143,15 @@ def _fix(check: Check, match: Match, source: SourceFile) -> Fix | None:
     return Fix(check.fix.title, rewrite.safety, (edit,))
 
 
-def check_source(source: SourceFile, checks: Iterable[Check]) -> tuple[list[Finding], list[Problem]]:
-    """Run `checks` on one file. Parse failures become Problems, never exceptions."""
+def check_source(
+    source: SourceFile, checks: Iterable[Check], *, keep_gated: bool = False
+) -> tuple[list[Finding], list[Problem]]:
+    """Run `checks` on one file. Parse failures become Problems, never exceptions.
+
+    Hits in code already gated for one GPU stack are dropped, or with `keep_gated` returned
+    with their `gate` reason set (the scanner lists them on request and lets the project
+    model look at them again).
+    """
     relevant = [
         c for c in checks if source.language in c.languages and any(m in source.text for m in c.markers)
     ]
@@ -161,7 +168,8 @@ def check_source(source: SourceFile, checks: Iterable[Check]) -> tuple[list[Find
     seen: set[tuple] = set()
     for check in relevant:
         for match in _matcher_for(check).find(source):
-            if match.gated and check.gated:
+            gate = match.gate if check.gated else None
+            if gate is not None and not keep_gated:
                 continue
             line, col = source.position(match.start)
             if source.suppressions.suppressed(line, check.id):
@@ -186,6 +194,7 @@ def check_source(source: SourceFile, checks: Iterable[Check]) -> tuple[list[Find
                     end_line=end_line,
                     end_col=end_col,
                     fix=fix,
+                    gate=gate,
                     context={n: source.line_text(n) for n in touched},
                 )
             )
@@ -201,11 +210,12 @@ def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Chec
 
 
 def check_file(target: Target, checks: Sequence[Check], max_file_size: int) -> tuple[list[Finding], list[Problem]]:
+    """All hits of one file, gated ones included (see check_source)."""
     source, problem = read_source(target.path, target.language, max_file_size)
     if problem is not None:
         return [], [problem]
     try:
-        return check_source(source, checks)
+        return check_source(source, checks, keep_gated=True)
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -240,6 +250,7 @@ class ScanRequest:
     config: Config
     extra_excludes: tuple[str, ...] = ()
     jobs: int | None = None
+    use_project: bool = True  # read the projects' builds to gate code the ROCm build never compiles
 
 
 def scan(request: ScanRequest) -> ScanResult:
@@ -266,9 +277,105 @@ def scan(request: ScanRequest) -> ScanResult:
             findings, problems = check_file(target, request.checks, max_size)
             result.findings.extend(findings)
             result.problems.extend(problems)
-    result.findings.sort(key=Finding.sort_key)
+    if request.use_project:
+        result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems)
+    hits = result.findings
+    result.findings = sorted((f for f in hits if f.gate is None), key=Finding.sort_key)
+    result.gated = sorted((f for f in hits if f.gate is not None), key=Finding.sort_key)
     result.problems.sort(key=lambda p: p.path)
     return result
+
+
+# --- the project pass ----------------------------------------------------------------------
+
+
+def apply_project_model(findings: list[Finding], checks: Sequence[Check], config: Config, problems: list[Problem]) -> list[Finding]:
+    """Look again at every C/C++ hit with what its project's build says (rocmlint.project):
+    hits in files the ROCm build never compiles, under macros the project defines only for
+    NVIDIA, or in calls a HIP shim rewrites are gated; hits the file alone took for dead code
+    come back when the project defines the macro for HIP. Built only for projects with hits."""
+    from dataclasses import replace as replaced
+
+    from rocmlint.project import build_model, find_project_root
+
+    by_id = {c.id: c for c in checks}
+    overrides = _overrides(config)
+    by_path: dict[str, list[int]] = {}
+    for index, finding in enumerate(findings):
+        check = by_id.get(finding.check_id)
+        if check is not None and check.gated and "cpp" in check.languages and language_of(finding.path) == "cpp":
+            by_path.setdefault(finding.path, []).append(index)
+    models: dict[str, object] = {}
+    for path, indexes in by_path.items():
+        absolute = os.path.abspath(path)
+        root = find_project_root(os.path.dirname(absolute))
+        if root is None:
+            declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
+            if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
+                for index in indexes:
+                    if findings[index].gate is None:
+                        findings[index] = replaced(findings[index], gate=f"CUDA-only: declared in {overrides.where} cuda-only")
+            continue
+        model = models.get(root)
+        if model is None:
+            model = models[root] = build_model(root, overrides)
+            problems.extend(Problem(p.split(":", 1)[0], "build file " + p.split(": ", 1)[-1]) for p in model.problems)
+        file_gate = model.file_gate(absolute)
+        table = model.macros_for(absolute)
+        # Read the file's conditions again with the project's macros, where they test one.
+        if file_gate is None and (model.tested.get(absolute, frozenset()) & (table.facts.keys() | table.platform)):
+            gates = model.gates_for(absolute)
+            if gates is not None:
+                for index in indexes:
+                    findings[index] = replaced(findings[index], gate=gates.reason(findings[index].line))
+        for index in indexes:
+            finding = findings[index]
+            if finding.gate is not None:
+                continue
+            if file_gate is not None:
+                findings[index] = replaced(finding, gate=file_gate)
+            elif by_id[finding.check_id].shim_gated:
+                callee = _callee_at(finding)
+                shim = model.shim_for(absolute, callee) if callee else None
+                if shim is not None:
+                    where = f"{model.relative(shim.path)}:{shim.line}"
+                    findings[index] = replaced(finding, gate=f"HIP shim: {where} redefines {callee} for HIP without its mask")
+    return findings
+
+
+_CALLEE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def _callee_at(finding: Finding) -> str | None:
+    text = finding.context.get(finding.line, "")[finding.col :]
+    match = _CALLEE.match(text)
+    return match.group(1) if match else None
+
+
+def _overrides(config: Config):
+    """[tool.rocmlint] cuda-only / rocm-sources as path predicates (gitignore-style patterns
+    relative to the configuration file)."""
+    if not config.cuda_only and not config.rocm_sources:
+        return None
+    import pathspec
+
+    from rocmlint.project import Overrides
+
+    root = str(config.root.resolve())
+
+    def matcher(patterns: tuple[str, ...]):
+        if not patterns:
+            return None
+        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+
+        def matches(path: str) -> bool:
+            relative = os.path.relpath(path, root)
+            return not relative.startswith("..") and spec.match_file(relative.replace(os.sep, "/"))
+
+        return matches
+
+    where = f"{config.path.name if config.path else 'configuration'} [tool.rocmlint]"
+    return Overrides(matcher(config.cuda_only), matcher(config.rocm_sources), where)
 
 
 def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool) -> tuple[str, int]:

@@ -46,6 +46,9 @@ class Finding:
     end_line: int
     end_col: int
     fix: Fix | None = None
+    # Why this hit is not reported: the code is already gated for one GPU stack, or the ROCm
+    # build never compiles it (None: a finding). Gated hits are listed on request only.
+    gate: str | None = field(default=None, compare=False)
     # The text of every line the finding and its fix touch, for converting columns at the edges
     # (SARIF counts UTF-16 code units, flake8 UTF-8 bytes) without reading the file again.
     context: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -79,3 +82,4 @@ class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     files_scanned: int = 0
+    gated: list[Finding] = field(default_factory=list)  # hits not reported, each with its reason

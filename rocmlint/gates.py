@@ -21,26 +21,26 @@ NVIDIA's compilers define (``#if __CUDA_ARCH__ >= 800``, the ``#else`` of
 from __future__ import annotations
 
 import ast
+import os
 import re
 
-# Identifier parts that name a GPU software stack. "cuda" alone is not one of them: tensors'
-# `.is_cuda` and `torch.cuda.is_available()` are true on ROCm builds of PyTorch as well.
-_PLATFORM_PARTS = {"rocm", "hip", "hipcc", "amd", "amdgpu", "amdgcn", "hcc", "nvidia", "nvcc"}
+from rocmlint.preprocessor import (
+    NO_PROJECT,
+    Chain,
+    Directive,
+    MacroTable,
+    condition_names_platform,
+    condition_value,
+    names_platform,
+    scan_directives,
+)
+
 _PLATFORM_STRINGS = {"rocm", "hip", "amd", "nvidia"}
 # Qualified names that tell the stack apart: `torch.version.hip` is None on CUDA builds,
-# `torch.version.cuda` is None on ROCm builds (pytorch/pytorch#97013).
-_PLATFORM_ATTR_SUFFIXES = ("version.hip", "version.cuda", "platform.is_cuda", "platform.is_cuda_alike")
-_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
-def names_platform(identifier: str) -> bool:
-    """True when an identifier names a GPU stack: is_rocm, IS_HIP, use_rocm, __HIPCC__, isHip."""
-    lower = identifier.lower()
-    if "rocm" in lower:
-        return True
-    parts = {p for p in re.split(r"[^a-z0-9]+", lower) if p}
-    parts.update(p.lower() for p in _CAMEL.findall(identifier))
-    return bool(parts & _PLATFORM_PARTS) or any(p.startswith("gfx") and p[3:4].isdigit() for p in parts)
+# `torch.version.cuda` is None on ROCm builds (pytorch/pytorch#97013); vLLM-style
+# `current_platform.is_cuda()` is NVIDIA only. (`is_cuda_alike()` is true on both stacks, so
+# code under it runs on ROCm and is not gated.)
+_PLATFORM_ATTR_SUFFIXES = ("version.hip", "version.cuda", "platform.is_cuda")
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -54,26 +54,60 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-def is_platform_test(test: ast.AST) -> bool:
-    """Does this condition ask which GPU stack is in use?"""
-    for node in ast.walk(test):
-        if isinstance(node, ast.Attribute):
-            dotted = _dotted(node)
+def _names_a_stack(node: ast.AST) -> bool:
+    """The plain spelling test: does this expression mention a GPU stack by name?"""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute):
+            dotted = _dotted(sub)
             if dotted and dotted.endswith(_PLATFORM_ATTR_SUFFIXES):
                 return True
-            if names_platform(node.attr):
+            if names_platform(sub.attr):
                 return True
-        elif isinstance(node, ast.Name):
-            if names_platform(node.id) or node.id == "TYPE_CHECKING":
+        elif isinstance(sub, ast.Name):
+            if names_platform(sub.id) or sub.id == "TYPE_CHECKING":
                 return True
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value.lower() in _PLATFORM_STRINGS:
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            if sub.value.lower() in _PLATFORM_STRINGS:
                 return True
     return False
 
 
+def is_platform_test(test: ast.AST, predicates=None) -> bool:
+    """Does this condition ask which GPU stack is in use?
+
+    `predicates` (a PlatformPredicates) also recognises the project's own helpers whose
+    result depends on the stack, such as `is_sm_at_least_100()` defined with
+    `torch.version.cuda`, and flags assigned from such a test.
+    """
+    if _names_a_stack(test):
+        return True
+    return predicates is not None and predicates.mentions_predicate(test)
+
+
+def _short(node: ast.AST, limit: int = 80) -> str:
+    try:
+        text = " ".join(ast.unparse(node).split())
+    except (ValueError, RecursionError, AttributeError):  # pragma: no cover - exotic trees
+        return "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# Calls that end a test or a script: `if not is_rocm(): pytest.skip(...)` gates what follows.
+_EXIT_CALLS = ("pytest.skip", "skip", "sys.exit", "exit", "quit", "os._exit", "pytest.exit", "unittest.skip")
+# Decorators that skip a test when their condition holds (pytest, unittest, torch's helpers).
+_SKIP_DECORATORS = ("skipif", "skipIf", "skipUnless", "skip_if", "skip_unless")
+
+
 def _exits(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        name = _dotted(last.value.func) or ""
+        return name in _EXIT_CALLS or name.endswith((".skip", ".exit"))
+    return False
 
 
 def _is_suppress_with(node: ast.With) -> bool:
@@ -86,335 +120,371 @@ def _is_suppress_with(node: ast.With) -> bool:
     return False
 
 
-def python_gated(node: ast.AST, parents: dict[int, ast.AST], *, import_guard: bool = False) -> bool:
-    """Is `node` under a platform gate? With import_guard, try/except and suppress() count too.
+def _platform_decorator(decorator: ast.AST, predicates) -> bool:
+    """`@pytest.mark.skipif(torch.version.hip, ...)`, `@unittest.skipIf(IS_ROCM, ...)`,
+    `@skipIfRocm`, `@requires_cuda_sm90` where that predicate is the project's."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = _dotted(target) or ""
+    if names_platform(name.rsplit(".", 1)[-1]):
+        return True
+    if isinstance(decorator, ast.Call) and name.rsplit(".", 1)[-1] in _SKIP_DECORATORS:
+        conditions = decorator.args[:1] + [k.value for k in decorator.keywords if k.arg == "condition"]
+        return any(is_platform_test(c, predicates) for c in conditions)
+    return False
 
-    `parents` maps id(child) -> parent for the whole module (see PythonIndex).
+
+def _module_mark(module: ast.Module, predicates) -> ast.stmt | None:
+    """`pytestmark = pytest.mark.skipif(<platform test>, ...)` (or a list of marks)."""
+    for statement in module.body:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets) and statement.value is not None:
+                marks = statement.value.elts if isinstance(statement.value, (ast.List, ast.Tuple)) else [statement.value]
+                if any(_platform_decorator(mark, predicates) for mark in marks):
+                    return statement
+    return None
+
+
+def python_gate(node: ast.AST, parents: dict[int, ast.AST], *, import_guard: bool = False, predicates=None) -> str | None:
+    """Why `node` is under a platform gate, or None. With import_guard, try/except and
+    suppress() count too.
+
+    `parents` maps id(child) -> parent for the whole module (see PythonIndex); `predicates`
+    knows the project's helper predicates (see PlatformPredicates).
     """
     child = node
     parent = parents.get(id(child))
     while parent is not None:
         if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
-            if is_platform_test(parent.test):
-                return True
+            if is_platform_test(parent.test, predicates):
+                keyword = "while" if isinstance(parent, ast.While) else "if"
+                return f"under `{keyword} {_short(parent.test)}` (line {parent.lineno})"
         elif isinstance(parent, ast.BoolOp) and child is not parent.values[0]:
             # `is_rocm() or torch.compile(...)`, `not IS_HIP and import_module("pynvml")`
             earlier = parent.values[: parent.values.index(child)] if child in parent.values else []
-            if any(is_platform_test(v) for v in earlier):
-                return True
+            for value in earlier:
+                if is_platform_test(value, predicates):
+                    return f"after `{_short(value)}` in `{_short(parent)}` (line {parent.lineno})"
         elif import_guard and isinstance(parent, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             if parent.handlers and any(child is s for s in parent.body):
-                return True
+                return f"inside `try:` with an `except` clause (line {parent.lineno})"
         elif import_guard and isinstance(parent, ast.With) and _is_suppress_with(parent):
-            return True
+            return f"inside `with {_short(parent.items[0].context_expr)}` (line {parent.lineno})"
+        elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in parent.decorator_list:
+                if _platform_decorator(decorator, predicates):
+                    return f"in `{parent.name}`, skipped on one GPU stack by `@{_short(decorator)}` (line {decorator.lineno})"
+        elif isinstance(parent, ast.Module):
+            mark = _module_mark(parent, predicates)
+            if mark is not None and mark is not child:
+                return f"in a test module skipped on one GPU stack by `{_short(mark)}` (line {mark.lineno})"
         # An early exit on a platform test earlier in the same block gates what follows:
         #   if torch.version.hip: return fallback()
         for block in ("body", "orelse", "finalbody"):
             statements = getattr(parent, block, None)
             if isinstance(statements, list) and any(child is s for s in statements):
                 for earlier in statements[: next(i for i, s in enumerate(statements) if s is child)]:
-                    if isinstance(earlier, ast.If) and is_platform_test(earlier.test):
-                        if _exits(earlier.body) or _exits(earlier.orelse):
-                            return True
+                    if isinstance(earlier, ast.If) and (_exits(earlier.body) or _exits(earlier.orelse)):
+                        if is_platform_test(earlier.test, predicates):
+                            return f"after `if {_short(earlier.test)}:` exits early (line {earlier.lineno})"
         child, parent = parent, parents.get(id(parent))
+    return None
+
+
+class PlatformPredicates:
+    """The project's own platform predicates, as a module uses them.
+
+    A function is a platform predicate when what it returns is a platform test
+    (`return torch.version.cuda is not None and capability >= (10, 0)`), or it returns a
+    constant under one (`if is_rocm(): return False`); a name is a platform flag when the
+    module assigns it a platform test (`IS_SM90 = torch.version.cuda and ...`). They are
+    found in the module itself and, through its imports, in the modules it imports from the
+    same source tree (read, never imported), following predicates that call predicates a
+    few levels deep.
+    """
+
+    def __init__(self, local: "_LocalPredicates", path: str | None, aliases: dict[str, str], relative_aliases: dict[str, str]):
+        self.local = local
+        self.path = path
+        self.aliases = aliases
+        self._relative_aliases = relative_aliases
+
+    @classmethod
+    def of_module(cls, tree: ast.AST, path: str | None, aliases: dict[str, str]) -> "PlatformPredicates":
+        return cls(_LocalPredicates(tree), path, aliases, _relative_imports(tree, path))
+
+    def mentions_predicate(self, test: ast.AST) -> bool:
+        for sub in ast.walk(test):
+            target = sub.func if isinstance(sub, ast.Call) else sub
+            if isinstance(target, ast.Name):
+                if self.local.is_predicate(target.id, self):
+                    return True
+                qualified = self.imported(target.id)
+                if qualified and _imported_predicate(self.path, qualified, 0):
+                    return True
+            elif isinstance(target, ast.Attribute) and isinstance(sub, ast.Call):
+                dotted = _dotted(target)
+                if dotted:
+                    head, _, rest = dotted.partition(".")
+                    qualified = self.imported(head)
+                    if qualified and rest and _imported_predicate(self.path, _attribute_of(qualified, rest), 0):
+                        return True
+        return False
+
+    def imported(self, name: str) -> str | None:
+        """Where an imported name comes from: `pkg.module.name`, or `file:/dir/module:name` for
+        relative imports."""
+        qualified = self._relative_aliases.get(name) or self.aliases.get(name)
+        if qualified and ("." in qualified or qualified.startswith(_FILE_PREFIX)):
+            return qualified
+        return None
+
+
+def _attribute_of(qualified: str, attribute: str) -> str:
+    """`module.attr` for an imported module: `pkg.utils` + `is_hopper`, or for a relative
+    `from .utils import platform`, `file:/dir/utils:platform` + `is_hopper` ->
+    `file:/dir/utils/platform:is_hopper`."""
+    if qualified.startswith(_FILE_PREFIX):
+        module, _, name = qualified.rpartition(":")
+        return f"{module}/{name}:{attribute}"
+    return f"{qualified}.{attribute}"
+
+
+class _LocalPredicates:
+    def __init__(self, tree: ast.AST):
+        self.functions: dict[str, ast.AST] = {}
+        self.flags: dict[str, ast.AST] = {}
+        for statement in getattr(tree, "body", []):
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[statement.name] = statement
+            elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+                self.flags[statement.targets[0].id] = statement.value
+        self._known: dict[str, bool] = {}
+
+    def is_predicate(self, name: str, context: PlatformPredicates | None, depth: int = 0) -> bool:
+        if name in self._known:
+            return self._known[name]
+        self._known[name] = False  # recursion guard
+        answer = False
+        if name in self.functions:
+            answer = _returns_platform_test(self.functions[name], self, context, depth)
+        elif name in self.flags:
+            answer = _test_with(self.flags[name], self, context, depth)
+        self._known[name] = answer
+        return answer
+
+
+def _test_with(expression: ast.AST, local: _LocalPredicates, context, depth: int) -> bool:
+    if _names_a_stack(expression):
+        return True
+    if depth >= 3:
+        return False
+    for sub in ast.walk(expression):
+        target = sub.func if isinstance(sub, ast.Call) else sub
+        if isinstance(target, ast.Name) and target.id in (local.functions.keys() | local.flags.keys()):
+            if local.is_predicate(target.id, context, depth + 1):
+                return True
+        elif context is not None and isinstance(target, ast.Name):
+            qualified = context.imported(target.id)
+            if qualified and _imported_predicate(context.path, qualified, depth + 1):
+                return True
     return False
+
+
+def _returns_platform_test(function: ast.AST, local: _LocalPredicates, context, depth: int) -> bool:
+    for sub in ast.walk(function):
+        if sub is not function and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(sub, ast.Return) and sub.value is not None:
+            if not isinstance(sub.value, ast.Constant) and _test_with(sub.value, local, context, depth):
+                return True
+        elif isinstance(sub, ast.If) and _test_with(sub.test, local, context, depth):
+            if any(isinstance(s, ast.Return) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, bool) for s in sub.body):
+                return True
+    return False
+
+
+def _relative_imports(tree: ast.AST, path: str | None) -> dict[str, str]:
+    """`from .utils import is_hopper` -> {"is_hopper": "<package>.utils.is_hopper"}, spelled
+    with the file-system package path so that `_imported_predicate` can find the file."""
+    names: dict[str, str] = {}
+    if path is None:
+        return names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            base = os.path.dirname(os.path.abspath(path))
+            for _ in range(node.level - 1):
+                base = os.path.dirname(base)
+            module_path = os.path.join(base, *(node.module.split(".") if node.module else []))
+            for alias in node.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = f"{_FILE_PREFIX}{module_path}:{alias.name}"
+    return names
+
+
+_FILE_PREFIX = "file:"
+_MODULE_CACHE: dict[str, tuple[float, "PlatformPredicates | None"]] = {}
+_MAX_MODULE_BYTES = 1024 * 1024
+
+
+def _module_file(importer: str | None, module: str) -> str | None:
+    """The source file of `module` in the importer's own source tree, if it is there: the
+    directory above the importer's top-level package (or `src/`) is where imports start."""
+    if importer is None:
+        return None
+    if module.startswith(_FILE_PREFIX):
+        base = module[len(_FILE_PREFIX):]
+        candidates = [base + ".py", os.path.join(base, "__init__.py")]
+    else:
+        directory = os.path.dirname(os.path.abspath(importer))
+        while os.path.isfile(os.path.join(directory, "__init__.py")):
+            directory = os.path.dirname(directory)
+        parts = module.split(".")
+        candidates = [os.path.join(directory, *parts) + ".py", os.path.join(directory, *parts, "__init__.py")]
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+_IMPORTED_CACHE: dict[tuple[str, str], bool] = {}
+
+
+def _imported_predicate(importer: str | None, qualified: str, depth: int) -> bool:
+    """Is `package.module.name` (or `file:/path/module:name`) a platform predicate or flag?"""
+    if depth > 3 or importer is None:
+        return False
+    key = (os.path.dirname(os.path.abspath(importer)), qualified)
+    known = _IMPORTED_CACHE.get(key)
+    if known is None:
+        if len(_IMPORTED_CACHE) > 4096:
+            _IMPORTED_CACHE.clear()
+        _IMPORTED_CACHE[key] = False  # recursion guard
+        known = _IMPORTED_CACHE[key] = _find_imported_predicate(importer, qualified, depth)
+    return known
+
+
+def _find_imported_predicate(importer: str, qualified: str, depth: int) -> bool:
+    if qualified.startswith(_FILE_PREFIX):
+        module, _, name = qualified.rpartition(":")
+    else:
+        module, _, name = qualified.rpartition(".")
+    path = _module_file(importer, module)
+    if path is None:
+        return False
+    context = _load_module(path)
+    if context is None:
+        return False
+    return context.local.is_predicate(name, context, depth)
+
+
+def _load_module(path: str) -> "PlatformPredicates | None":
+    """The predicates of another module of the project, parsed once per modification."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    cached = _MODULE_CACHE.get(path)
+    if cached is not None and cached[0] == stat.st_mtime:
+        return cached[1]
+    context = None
+    if stat.st_size <= _MAX_MODULE_BYTES:
+        try:
+            with open(path, "rb") as handle:
+                tree = ast.parse(handle.read(), filename=path)
+            from rocmlint.matchers.python_index import module_aliases
+
+            context = PlatformPredicates.of_module(tree, path, module_aliases(tree))
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            context = None
+    if len(_MODULE_CACHE) > 512:
+        _MODULE_CACHE.clear()
+    _MODULE_CACHE[path] = (stat.st_mtime, context)
+    return context
 
 
 # --- C/C++ preprocessor regions ------------------------------------------------------------
 
-_DIRECTIVE = re.compile(r"\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)", re.S)
-_DEFINE = re.compile(r"\s*#\s*define\s+([A-Za-z_][A-Za-z0-9_]*)")
 _GUARD_TEST = re.compile(r"^\s*(?:!\s*defined\s*\(?\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\)?\s*$")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# Words of a condition that are operators or keywords, never macro names.
-_CONDITION_KEYWORDS = {"defined", "__has_include", "__has_include_next", "__has_builtin", "__has_attribute"}
-# CPU-architecture macros that contain "amd" (`__amd64__`, `_M_AMD64`) say nothing about GPUs.
-_CPU_ARCH = re.compile(r"amd64", re.IGNORECASE)
-
-
-def _is_gpu_platform_macro(word: str) -> bool:
-    return word not in _CONDITION_KEYWORDS and names_platform(word) and not _CPU_ARCH.search(word)
-
-
-def condition_names_platform(condition: str) -> bool:
-    """Does a preprocessor condition (comments already removed or not) test a GPU stack macro?"""
-    condition = re.sub(r"//.*|/\*.*?\*/", " ", condition)
-    return any(_is_gpu_platform_macro(word) for word in _IDENT.findall(condition))
-
-
-# Macros that only NVIDIA's compilers define. HIP-Clang leaves them undefined in both its host
-# and device passes (clang defines __CUDA_ARCH__ and __CUDA__ for CUDA only, never for HIP:
-# llvm/llvm-project D45441, clang/lib/Frontend/InitPreprocessor.cpp), so a branch that needs
-# one of them is never compiled for AMD GPUs, whatever its author had in mind.
-_NVIDIA_COMPILER_ONLY = re.compile(
-    r"^(__CUDA_ARCH__|__CUDA_ARCH_[A-Z0-9_]+|__CUDACC_VER_[A-Z]+__|__CUDACC_RDC__|__NVCC__|__CUDA__|"
-    r"__NVPTX__|__NVCOMPILER|__NVCOMPILER_CUDA__)$"
-)
-_TOKEN = re.compile(
-    r"\s*(?:(?P<number>0[xX][0-9a-fA-F']+|\d[\d']*)[uUlLzZ]*"
-    r"|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<op>&&|\|\||==|!=|<=|>=|<<|>>|[-+*/%<>!~&|^?:(),]))"
-)
-_BINARY = {  # operator: (precedence, function of two known ints)
-    "||": (1, None),
-    "&&": (2, None),
-    "|": (3, lambda a, b: a | b),
-    "^": (4, lambda a, b: a ^ b),
-    "&": (5, lambda a, b: a & b),
-    "==": (6, lambda a, b: int(a == b)),
-    "!=": (6, lambda a, b: int(a != b)),
-    "<": (7, lambda a, b: int(a < b)),
-    ">": (7, lambda a, b: int(a > b)),
-    "<=": (7, lambda a, b: int(a <= b)),
-    ">=": (7, lambda a, b: int(a >= b)),
-    "<<": (8, lambda a, b: a << b if 0 <= b < 64 else None),
-    ">>": (8, lambda a, b: a >> b if 0 <= b < 64 else None),
-    "+": (9, lambda a, b: a + b),
-    "-": (9, lambda a, b: a - b),
-    "*": (10, lambda a, b: a * b),
-    "/": (10, lambda a, b: int(a / b) if b else None),
-    "%": (10, lambda a, b: a - b * int(a / b) if b else None),
-}
-
-
-class _Unparsable(Exception):
-    pass
-
-
-class _ConditionUnderHip:
-    """The value of a #if condition as HIP-Clang sees it on AMD, where it can be known.
-
-    NVIDIA-compiler-only macros are undefined (0), `true`/`false` and integer literals are
-    themselves, and every other macro is unknown (None): it may be defined on the command line
-    or in a header. `&&`, `||` and `?:` short-circuit on known values, so
-    `defined(__CUDA_ARCH__) && FOO` is known to be 0 and `!defined(__CUDA_ARCH__) || FOO` 1.
-    """
-
-    def __init__(self, condition: str):
-        self.tokens: list[tuple[str, str]] = []
-        position = 0
-        text = condition.strip()
-        while position < len(text):
-            if text[position] == "<" and self.tokens and self.tokens[-1] == ("op", "("):
-                # `__has_include(<hip/hip_runtime.h>)`: the header name is one opaque token.
-                close = text.find(">", position)
-                if close < 0:
-                    raise _Unparsable
-                self.tokens.append(("header", text[position : close + 1]))
-                position = close + 1
-                continue
-            token = _TOKEN.match(text, position)
-            if not token or token.end() == position:
-                if text[position:].strip() == "":
-                    break
-                raise _Unparsable
-            kind = token.lastgroup
-            self.tokens.append((kind, token.group(kind)))
-            position = token.end()
-        self.index = 0
-
-    @classmethod
-    def value(cls, condition: str) -> int | None:
-        try:
-            parser = cls(condition)
-            result = parser._expression(0)
-            if parser.index != len(parser.tokens):
-                return None
-            return result
-        except (_Unparsable, IndexError, RecursionError):
-            return None
-
-    def _peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.index] if self.index < len(self.tokens) else None
-
-    def _take(self, expected: str | None = None) -> tuple[str, str]:
-        token = self.tokens[self.index]
-        if expected is not None and token[1] != expected:
-            raise _Unparsable
-        self.index += 1
-        return token
-
-    def _expression(self, min_precedence: int) -> int | None:
-        left = self._unary()
-        while True:
-            token = self._peek()
-            if token is None or token[0] != "op":
-                return left
-            if token[1] == "?" and min_precedence == 0:
-                self._take()
-                then = self._expression(0)
-                self._take(":")
-                otherwise = self._expression(0)
-                if left is None:
-                    left = then if then == otherwise else None
-                else:
-                    left = then if left else otherwise
-                continue
-            if token[1] not in _BINARY or _BINARY[token[1]][0] < min_precedence:
-                return left
-            precedence, function = _BINARY[token[1]]
-            self._take()
-            right = self._expression(precedence + 1)
-            if token[1] == "&&":
-                left = 0 if (left == 0 or right == 0) else (1 if left is not None and right is not None else None)
-            elif token[1] == "||":
-                known_true = (left is not None and left != 0) or (right is not None and right != 0)
-                left = 1 if known_true else (0 if left == 0 and right == 0 else None)
-            else:
-                left = None if left is None or right is None else function(left, right)
-
-    def _unary(self) -> int | None:
-        kind, text = self._take()
-        if kind == "op":
-            if text == "(":
-                inner = self._expression(0)
-                self._take(")")
-                return inner
-            operand = self._unary()
-            if operand is None:
-                return None
-            if text == "!":
-                return int(not operand)
-            if text == "~":
-                return ~operand
-            if text == "-":
-                return -operand
-            if text == "+":
-                return operand
-            raise _Unparsable
-        if kind == "number":
-            digits = text.replace("'", "")
-            if digits[:2].lower() == "0x":
-                return int(digits, 16)
-            return int(digits, 8) if digits.startswith("0") and len(digits) > 1 else int(digits)
-        if kind == "ident":
-            if text == "defined":
-                parenthesised = self._peek() == ("op", "(")
-                if parenthesised:
-                    self._take()
-                name = self._take()[1]
-                if parenthesised:
-                    self._take(")")
-                return 0 if _NVIDIA_COMPILER_ONLY.match(name) else None
-            if self._peek() == ("op", "("):
-                self._skip_arguments()  # a function-like macro or __has_include(...)
-                return None
-            if text in ("true", "false"):
-                return int(text == "true")
-            return 0 if _NVIDIA_COMPILER_ONLY.match(text) else None
-        raise _Unparsable
-
-    def _skip_arguments(self) -> None:
-        depth = 0
-        while True:
-            _, text = self._take()
-            if text == "(":
-                depth += 1
-            elif text == ")":
-                depth -= 1
-                if depth == 0:
-                    return
-
-
-def _condition_value(keyword: str, condition: str) -> int | None:
-    """The value of a branch's condition under HIP-Clang (None: unknown); None for #else."""
-    if keyword in ("ifdef", "elifdef"):
-        condition = f"defined({condition.strip()})"
-    elif keyword in ("ifndef", "elifndef"):
-        condition = f"!defined({condition.strip()})"
-    elif keyword not in ("if", "elif"):
-        return None
-    return _ConditionUnderHip.value(condition)
-
-
-class _Chain:
-    """One open #if/#elif/#else/#endif chain."""
-
-    __slots__ = ("platform", "dead", "taken")
-
-    def __init__(self, platform: bool, value: int | None):
-        self.platform = platform  # a branch of this chain so far has tested a GPU stack macro
-        self.dead = value == 0  # HIP-Clang never compiles the current branch
-        self.taken = bool(value)  # HIP-Clang always takes an earlier (or the current) branch
-
-    def next_branch(self, platform: bool, value: int | None, is_else: bool) -> None:
-        self.platform = self.platform or platform
-        self.dead = self.taken or (not is_else and value == 0)
-        self.taken = self.taken or bool(value)
+_OPENERS = ("if", "ifdef", "ifndef")
+_BRANCHES = ("elif", "elifdef", "elifndef", "else")
 
 
 class PreprocessorGates:
     """Which lines sit inside a ROCm/HIP-gated preprocessor region, or in a branch that
-    HIP-Clang never compiles.
+    HIP-Clang never compiles, and why.
 
     A chain is a gate from the first branch whose condition names a GPU stack macro
-    (`USE_ROCM`, `__HIP_PLATFORM_AMD__`, `__HIPCC__`, `__HIP__`, `__NVCC__`, ...) to its
-    `#endif`: `#ifdef USE_ROCM` gates both of its sides, and `#if A` / `#elif defined(__HIP__)`
-    leaves the `#if A` branch ungated. Apart from that, a single branch is gated when its
-    condition is known to be false under HIP-Clang (`#if 0`, `#ifdef __CUDA_ARCH__`,
-    `#if __CUDA_ARCH__ >= 800`), or an earlier branch is known to be taken there (the `#else`
-    of `#if !defined(__CUDA_ARCH__)`); the `#else` of `#if __CUDA_ARCH__ >= 800` is what AMD
-    compiles and stays ungated. Nested chains inside a gate are gated. Directives are
-    read from the code only: comments and string literals (raw strings too) can neither open
-    nor close a region, and a comment inside a condition is ignored. An include guard
-    (`#ifndef HIP_UTILS_H` followed by `#define HIP_UTILS_H`) is not a gate whatever its name.
+    (`USE_ROCM`, `__HIP_PLATFORM_AMD__`, `__HIPCC__`, `__HIP__`, `__NVCC__`, a project macro
+    that the project defines per GPU stack, ...) to its `#endif`: `#ifdef USE_ROCM` gates both
+    of its sides, and `#if A` / `#elif defined(__HIP__)` leaves the `#if A` branch ungated.
+    Apart from that, a single branch is gated when its condition is known to be false under
+    HIP-Clang (`#if 0`, `#ifdef __CUDA_ARCH__`, `#if __CUDA_ARCH__ >= 800`, or a project
+    macro that the project model knows is only ever defined for NVIDIA), or an earlier branch
+    is known to be taken there (the `#else` of `#if !defined(__CUDA_ARCH__)`); the `#else` of
+    `#if __CUDA_ARCH__ >= 800` is what AMD compiles and stays ungated. Nested chains inside a
+    gate are gated. Directives are read from the code only (see
+    `rocmlint.preprocessor.scan_directives`). An include guard (`#ifndef HIP_UTILS_H`
+    followed by `#define HIP_UTILS_H`) is not a gate whatever its name.
     """
 
-    def __init__(self, text: str):
-        from rocmlint.cuda_syntax import blank_both
+    def __init__(self, text: str, macros: MacroTable = NO_PROJECT):
+        directives = scan_directives(text)
+        lines = text.split("\n")
+        guards = {i for i in range(len(directives)) if self.include_guard(directives, i, lines)}
+        self._compute(directives, len(lines), guards, macros)
 
-        # Directives are found in code-only text; their conditions keep string literals, so
-        # `__has_include("hip/hip_runtime.h")` still names HIP.
-        raw_lines = text.split("\n")
-        code, code_and_strings = blank_both(text)
-        code_lines = code.split("\n")
-        condition_lines = code_and_strings.split("\n")
-        count = len(code_lines)
-        self._gated = [False] * (count + 2)
-        stack: list[_Chain] = []
-        i = 0
-        while i < count:
-            start = i
-            directive = _DIRECTIVE.match(code_lines[i])
-            condition = ""
-            if directive:
-                # A directive continues over lines that end in a backslash (trailing spaces
-                # allowed, as GCC and Clang do; a comment after it ends the line).
-                parts = [condition_lines[i]]
-                while raw_lines[i].rstrip().endswith("\\") and i + 1 < count:
-                    parts[-1] = parts[-1].rstrip()[:-1]
-                    i += 1
-                    parts.append(condition_lines[i])
-                logical = _DIRECTIVE.match(" ".join(parts))
-                condition = logical.group(2) if logical else ""
-            inside = any(chain.platform or chain.dead for chain in stack)
-            if directive:
-                keyword = directive.group(1)
-                if keyword in ("if", "ifdef", "ifndef"):
-                    platform = condition_names_platform(condition) and not self._include_guard(
-                        keyword, condition, code_lines, i + 1
-                    )
-                    stack.append(_Chain(platform, _condition_value(keyword, condition)))
-                elif keyword in ("elif", "elifdef", "elifndef") and stack:
-                    stack[-1].next_branch(
-                        condition_names_platform(condition), _condition_value(keyword, condition), False
-                    )
-                elif keyword == "else" and stack:
-                    stack[-1].next_branch(False, None, True)
-                elif keyword == "endif" and stack:
-                    stack.pop()
-                if keyword not in ("if", "ifdef", "ifndef"):
-                    # `#elif`/`#else`/`#endif` belong to their chain; the line that opens a
-                    # chain belongs to the code around it, so a check about the condition
-                    # itself (`#if __CUDA_ARCH__ >= 800`) still sees it.
-                    inside = inside or any(chain.platform or chain.dead for chain in stack)
-            for j in range(start, i + 1):
-                self._gated[j + 1] = inside
-            i += 1
+    @classmethod
+    def from_directives(cls, directives: list[Directive], line_count: int, guards: set[int], macros: MacroTable):
+        """The same, from directives the project pass has already read (`guards`: the indexes
+        of directives that open include guards)."""
+        gates = cls.__new__(cls)
+        gates._compute(directives, line_count, guards, macros)
+        return gates
+
+    def _compute(self, directives: list[Directive], count: int, guards: set[int], macros: MacroTable) -> None:
+        self.macros = macros
+        self._reasons: list[str | None] = [None] * (count + 2)
+        stack: list[Chain] = []
+        current: str | None = None  # why the lines between directives are gated
+        line = 1
+        for index, directive in enumerate(directives):
+            for number in range(line, min(directive.line, count + 1)):
+                self._reasons[number] = current
+            keyword = directive.keyword
+            before = current
+            if keyword in _OPENERS:
+                value, deciding = condition_value(keyword, directive.text, macros)
+                platform = index not in guards and condition_names_platform(directive.text, macros)
+                stack.append(Chain(platform, value, (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding))))
+            elif keyword in _BRANCHES and stack:
+                value, deciding = condition_value(keyword, directive.text, macros)
+                platform = keyword != "else" and condition_names_platform(directive.text, macros)
+                stack[-1].next_branch(platform, value, keyword == "else", (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding)))
+            elif keyword == "endif" and stack:
+                stack.pop()
+            current = self._reason_of(stack)
+            # `#elif`/`#else`/`#endif` belong to their chain; the line that opens a chain
+            # belongs to the code around it, so a check about the condition itself
+            # (`#if __CUDA_ARCH__ >= 800`) still sees it.
+            here = before if keyword in _OPENERS or keyword in ("define", "undef", "include", "include_next") else (before or current)
+            for number in range(directive.line, min(directive.last_line, count) + 1):
+                self._reasons[number] = here
+            line = directive.last_line + 1
+        for number in range(line, count + 1):
+            self._reasons[number] = current
+
+    def _reason_of(self, stack: list[Chain]) -> str | None:
+        for chain in stack:  # the outermost gate is why everything inside it is gated
+            if chain.gates():
+                return chain.reason(self.macros)
+        return None
 
     @staticmethod
-    def _include_guard(keyword: str, condition: str, code_lines: list[str], after: int) -> bool:
-        """`#ifndef X` or `#if !defined(X)` whose next non-blank line is `#define X`."""
+    def include_guard(directives: list[Directive], index: int, lines: list[str]) -> bool:
+        """`#ifndef X` or `#if !defined(X)` followed by `#define X`, with only blank or
+        comment lines between."""
+        keyword, condition = directives[index].keyword, directives[index].text
         if keyword == "ifndef":
             name = condition.strip()
         elif keyword == "if" and "!" in condition:
@@ -422,11 +492,20 @@ class PreprocessorGates:
             name = guard.group(1) if guard else ""
         else:
             return False
-        for line in code_lines[after:]:
-            if line.strip():
-                define = _DEFINE.match(line)
-                return bool(define) and define.group(1) == name
-        return False
+        if index + 1 >= len(directives):
+            return False
+        following = directives[index + 1]
+        if following.keyword != "define":
+            return False
+        between = lines[directives[index].last_line : following.line - 1]
+        if any(t.strip() and not t.strip().startswith(("//", "/*", "*")) for t in between):
+            return False
+        defined = following.text.split("(")[0].split()
+        return bool(defined) and defined[0] == name
 
     def is_gated(self, line: int) -> bool:
-        return 0 < line < len(self._gated) and self._gated[line]
+        return 0 < line < len(self._reasons) and self._reasons[line] is not None
+
+    def reason(self, line: int) -> str | None:
+        """Why a line is gated, or None."""
+        return self._reasons[line] if 0 < line < len(self._reasons) else None

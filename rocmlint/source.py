@@ -12,20 +12,22 @@ from functools import cached_property
 
 
 class SourceFile:
-    def __init__(self, path: str, text: str, language: str, python_tree: ast.AST | None = None):
+    def __init__(self, path: str, text: str, language: str, python_tree: ast.AST | None = None, macros=None):
         self.path = path
         self.text = text
         self.language = language
         self._python_tree = python_tree
+        self.macros = macros  # a project's rocmlint.preprocessor.MacroTable, when known
 
     # --- positions ------------------------------------------------------------------------
     @cached_property
     def line_starts(self) -> list[int]:
         """Code-point offset of the start of each line (index 0 is line 1)."""
         starts = [0]
-        for i, ch in enumerate(self.text):
-            if ch == "\n":
-                starts.append(i + 1)
+        offset = 0
+        for line in self.lines[:-1]:
+            offset += len(line) + 1
+            starts.append(offset)
         return starts
 
     @cached_property
@@ -63,7 +65,7 @@ class SourceFile:
     def python_index(self):
         from rocmlint.matchers.python_index import PythonIndex
 
-        return PythonIndex(self.python_tree)
+        return PythonIndex(self.python_tree, self.path)
 
     @cached_property
     def cpp_root(self):
@@ -78,7 +80,7 @@ class SourceFile:
     def preprocessor_gates(self):
         from rocmlint.gates import PreprocessorGates
 
-        return PreprocessorGates(self.text)
+        return PreprocessorGates(self.text, self.macros) if self.macros is not None else PreprocessorGates(self.text)
 
     @cached_property
     def suppressions(self):

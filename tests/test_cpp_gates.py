@@ -11,7 +11,8 @@ that need a macro only NVIDIA's compilers define (`__CUDA_ARCH__`, `__NVCC__`, .
 
 import pytest
 
-from rocmlint.gates import PreprocessorGates, _ConditionUnderHip, condition_names_platform
+from rocmlint.gates import PreprocessorGates
+from rocmlint.preprocessor import ConditionUnderHip as _ConditionUnderHip, condition_names_platform
 
 
 def _expected(source: str) -> list[int]:
@@ -322,3 +323,25 @@ def test_platform_conditions(condition):
 )
 def test_conditions_that_are_not_platform_tests(condition):
     assert not condition_names_platform(condition)
+
+
+def test_fast_directive_scan_agrees_with_the_exact_one():
+    """The project pass reads every file with the fast scanner; on real and tricky sources it
+    must find the same directives as the exact one the per-file gates use."""
+    from conftest import REPO
+
+    from rocmlint.preprocessor import scan_directives
+
+    tricky = (
+        '#include "a.h" // trailing comment\n'
+        "/* #if 0\n#endif */\n"
+        'const char* src = R"nvrtc(\n#if BROKEN\n)nvrtc";\n'
+        'auto u = u8R"(#define X)";\n'
+        "#if defined(USE_ROCM) /* why */ && \\\n    FOO\n#define Y 1\n#endif\n"
+        "  #  ifdef   __HIPCC__\n#endif\n"
+    )
+    for text in (tricky, (REPO / "tests" / "data" / "fused_norm.cu").read_text(encoding="utf-8")):
+        exact = [(d.line, d.last_line, d.keyword, d.text) for d in scan_directives(text)]
+        fast = [(d.line, d.last_line, d.keyword, d.text) for d in scan_directives(text, exact=False)]
+        assert fast == exact
+    assert [d.keyword for d in scan_directives(tricky, exact=False)] == ["include", "if", "define", "endif", "ifdef", "endif"]

@@ -150,3 +150,119 @@ def test_names_platform(name):
 @pytest.mark.parametrize("name", ["ship", "chip", "whip_count", "is_cuda", "cuda_available", "hipster"])
 def test_names_not_platform(name):
     assert not names_platform(name)
+
+
+# --- the project's own predicates, test skips and platform objects ---------------------------
+
+
+def test_helper_predicates_and_flags_of_the_module():
+    code = f"""
+    import torch
+
+    def is_sm_at_least_100():
+        return torch.cuda.is_available() and torch.version.cuda is not None and capability() >= (10, 0)
+
+    def use_graphs():
+        if is_rocm_platform():
+            return False
+        return True
+
+    IS_SM90 = torch.version.cuda and capability() == (9, 0)
+
+    if is_sm_at_least_100():
+        a = {COMPILE}
+    if use_graphs():
+        b = {COMPILE}
+    if IS_SM90:
+        c = {COMPILE}
+    if helper_we_cannot_see():
+        d = {COMPILE}
+    """
+    assert _flagged(code) == [21]
+
+
+def test_predicates_imported_from_the_project(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "utils").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "utils" / "__init__.py").write_text("")
+    (package / "utils" / "platform.py").write_text(
+        "import torch\n\ndef is_hopper():\n    return torch.version.cuda is not None and cap() >= (9, 0)\n\n"
+        "def is_big():\n    return size() > 10\n"
+    )
+    (package / "model.py").write_text(
+        "import torch\nfrom pkg.utils.platform import is_hopper, is_big\nfrom .utils import platform as plat\n"
+        "from .utils.platform import is_hopper as hop\n"
+        f"if is_hopper():\n    a = {COMPILE}\n"
+        f"if hop():\n    b = {COMPILE}\n"
+        f"if plat.is_hopper():\n    c = {COMPILE}\n"
+        f"if is_big():\n    d = {COMPILE}\n"
+    )
+    path = package / "model.py"
+    source = SourceFile(str(path), path.read_text(), "python")
+    findings, _ = check_source(source, [check_by_id("ROCM002")])
+    assert [f.line for f in findings] == [12]
+
+
+def test_skipped_tests_and_test_modules():
+    code = f"""
+    import pytest, torch, unittest
+    from torch.testing._internal.common_utils import skipIfRocm
+
+    @pytest.mark.skipif(not torch.version.hip, reason="ROCm only")
+    def test_rocm_graphs():
+        m = {COMPILE}
+
+    @skipIfRocm
+    def test_nvidia_graphs():
+        m = {COMPILE}
+
+    class T(unittest.TestCase):
+        @unittest.skipIf(TEST_WITH_ROCM, "flaky")
+        def test_a(self):
+            m = {COMPILE}
+
+    @pytest.mark.parametrize("backend", ["rocm", "cuda"])
+    def test_both(backend):
+        m = {COMPILE}
+    """
+    assert _flagged(code) == [20]
+
+
+def test_a_module_skipped_for_one_stack():
+    code = f"""
+    import pytest
+    from vllm.platforms import current_platform
+    pytestmark = pytest.mark.skipif(not current_platform.is_rocm(), reason="ROCm only")
+    m = {COMPILE}
+    """
+    assert _flagged(code) == []
+    skipped_early = f"""
+    import pytest, torch
+    if not torch.version.hip:
+        pytest.skip("ROCm only", allow_module_level=True)
+    m = {COMPILE}
+    """
+    assert _flagged(skipped_early) == []
+
+
+def test_is_cuda_alike_is_true_on_rocm_so_code_under_it_is_not_gated():
+    code = f"""
+    from vllm.platforms import current_platform
+    if current_platform.is_cuda_alike():
+        m = {COMPILE}
+    if current_platform.is_cuda():
+        n = {COMPILE}
+    """
+    assert _flagged(code) == [4]
+
+
+def test_gates_say_why():
+    code = f"""
+    import torch
+    if torch.version.hip:
+        m = {COMPILE}
+    """
+    source = SourceFile("t.py", textwrap.dedent(code), "python")
+    findings, _ = check_source(source, [check_by_id("ROCM002")], keep_gated=True)
+    assert [f.gate for f in findings] == ["under `if torch.version.hip` (line 3)"]

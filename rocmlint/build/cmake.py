@@ -28,7 +28,7 @@ import fnmatch
 import glob
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable
 
 from rocmlint.build import BuildFacts, Origin, is_source_path

@@ -21,7 +21,7 @@ class Capture:
 class Match:
     start: int
     end: int
-    gated: bool
+    gate: str | None  # why the code is already gated for one GPU stack (None: it is not)
     captures: dict[str, Capture] = field(default_factory=dict)
 
 

@@ -63,7 +63,7 @@ class AstGrepMatcher:
                 if sub is not None:
                     r = sub.range()
                     captures[name] = Capture(source.text[r.start.index : r.end.index], r.start.index, r.end.index)
-            yield Match(rng.start.index, rng.end.index, gated=gates.is_gated(rng.start.line + 1), captures=captures)
+            yield Match(rng.start.index, rng.end.index, gate=gates.reason(rng.start.line + 1), captures=captures)
 
 
 def metavariables(*texts: str | None) -> tuple[str, ...]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from rocmlint.gates import python_gated
 from rocmlint.matchers import Capture, Match, check_keys
 
 
@@ -69,7 +68,7 @@ class PythonMatcher:
             yield Match(
                 start,
                 end,
-                gated=python_gated(node, index.parents, import_guard=True),
+                gate=index.gate(node, import_guard=True),
                 captures={"MODULE": Capture(names[0], start, end)},
             )
 
@@ -91,7 +90,7 @@ class PythonMatcher:
             if not self._keywords_match(source, call, captures):
                 continue
             start, end = self._span(source, call)
-            yield Match(start, end, gated=python_gated(call, index.parents), captures=captures)
+            yield Match(start, end, gate=index.gate(call), captures=captures)
 
     def _keywords_match(self, source, call: ast.Call, captures: dict) -> bool:
         given = {kw.arg: kw.value for kw in call.keywords if kw.arg}

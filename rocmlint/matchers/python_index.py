@@ -13,11 +13,34 @@ from __future__ import annotations
 import ast
 
 
+def _alias_map(imports) -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for node in imports:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    # `import torch.nn` binds `torch`
+                    root = alias.name.split(".")[0]
+                    aliases[root] = root
+        elif node.module and node.level == 0:
+            for alias in node.names:
+                if alias.name != "*":
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def module_aliases(tree: ast.AST) -> dict[str, str]:
+    """Local name -> qualified name for every import of a module."""
+    return _alias_map(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
+
+
 class PythonIndex:
-    def __init__(self, tree: ast.AST):
+    def __init__(self, tree: ast.AST, path: str | None = None):
         self.tree = tree
+        self.path = path
         self.parents: dict[int, ast.AST] = {}
-        self.aliases: dict[str, str] = {}
         self.calls: list[ast.Call] = []
         self.imports: list[ast.Import | ast.ImportFrom] = []
         for parent in ast.walk(tree):
@@ -27,19 +50,24 @@ class PythonIndex:
                 self.calls.append(parent)
             elif isinstance(parent, (ast.Import, ast.ImportFrom)):
                 self.imports.append(parent)
-        for node in self.imports:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self.aliases[alias.asname] = alias.name
-                    else:
-                        # `import torch.nn` binds `torch`
-                        root = alias.name.split(".")[0]
-                        self.aliases[root] = root
-            elif node.module and node.level == 0:
-                for alias in node.names:
-                    if alias.name != "*":
-                        self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        self.aliases = _alias_map(self.imports)
+        self._predicates = None
+
+    @property
+    def predicates(self):
+        """The module's platform predicates (rocmlint.gates.PlatformPredicates), found lazily:
+        only a file with a hit to gate needs them."""
+        if self._predicates is None:
+            from rocmlint.gates import PlatformPredicates
+
+            self._predicates = PlatformPredicates.of_module(self.tree, self.path, self.aliases)
+        return self._predicates
+
+    def gate(self, node: ast.AST, *, import_guard: bool = False) -> str | None:
+        """Why a node is already gated for one GPU stack (rocmlint.gates.python_gate), or None."""
+        from rocmlint.gates import python_gate
+
+        return python_gate(node, self.parents, import_guard=import_guard, predicates=self.predicates)
 
     def qualified_name(self, node: ast.AST) -> str | None:
         """`ic.triton.cudagraphs` -> `torch._inductor.config.triton.cudagraphs`.

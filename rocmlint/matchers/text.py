@@ -38,5 +38,5 @@ class TextMatcher:
                     for name, value in hit.groupdict().items()
                     if value is not None
                 }
-                gated = gates.is_gated(number) if gates else False
-                yield Match(base + hit.start(), base + hit.end(), gated=gated, captures=captures)
+                gate = gates.reason(number) if gates else None
+                yield Match(base + hit.start(), base + hit.end(), gate=gate, captures=captures)

@@ -35,12 +35,15 @@ def finding_dict(f) -> dict:
     }
 
 
-def render_json(result) -> str:
+def render_json(result, *, show_gated: bool = False) -> str:
     document = {
         "tool": "rocmlint",
         "version": __version__,
         "files_checked": result.files_scanned,
         "findings": [finding_dict(f) for f in result.findings],
         "skipped": [{"path": p.path, "reason": p.reason, "line": p.line} for p in result.problems],
+        "gated_count": len(result.gated),
     }
+    if show_gated:
+        document["gated"] = [{**finding_dict(f), "gate": f.gate} for f in result.gated]
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

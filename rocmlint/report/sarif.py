@@ -3,7 +3,8 @@
 Every selected check is listed once in `tool.driver.rules` with its docs; results point at
 files by URIs relative to `%SRCROOT%` (the current directory); columns are 1-based UTF-16 code
 units (`columnKind: utf16CodeUnits`); automatic rewrites become `fixes`; files that could not be
-scanned become `toolExecutionNotifications`.
+scanned become `toolExecutionNotifications`. With --show-gated, the hits the gates kept back are
+results with a `suppressions` entry (kind `external`) whose justification is the gate's reason.
 """
 
 from __future__ import annotations
@@ -109,7 +110,15 @@ def _result(finding, rule_index: dict[str, int]) -> dict:
     return result
 
 
-def render_sarif(result, checks) -> str:
+def _gated_result(finding, rule_index: dict[str, int]) -> dict:
+    """A gated hit as a suppressed result: viewers hide it, and its justification says why."""
+    entry = _result(finding, rule_index)
+    entry.pop("fixes", None)
+    entry["suppressions"] = [{"kind": "external", "justification": finding.gate}]
+    return entry
+
+
+def render_sarif(result, checks, *, show_gated: bool = False) -> str:
     rules = [_rule(c) for c in checks]
     rule_index = {c.id: i for i, c in enumerate(checks)}
     notifications = []
@@ -136,7 +145,8 @@ def render_sarif(result, checks) -> str:
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
         "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(os.getcwd()).as_uri() + "/"}},
         "columnKind": "utf16CodeUnits",
-        "results": [_result(f, rule_index) for f in result.findings],
+        "results": [_result(f, rule_index) for f in result.findings]
+        + ([_gated_result(f, rule_index) for f in result.gated] if show_gated else []),
     }
     document = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rocmlint.checks_loader import check_by_id
 
 
-def render_text(result, *, show_fix: bool = False) -> str:
+def render_text(result, *, show_fix: bool = False, show_gated: bool = False) -> str:
     out: list[str] = []
     for f in result.findings:
         # As in ruff, [*] marks what plain --fix repairs; unsafe fixes are counted in the summary.
@@ -20,11 +20,16 @@ def render_text(result, *, show_fix: bool = False) -> str:
                 edit = f.fix.edits[0]
                 flag = "--fix" if f.fix.safety == "safe" else "--fix --unsafe-fixes"
                 out.append(f"    automatic ({f.fix.safety}, {flag}): replace with {edit.replacement}")
-    out.append(summary(result))
+    if show_gated and result.gated:
+        out.append(f"Gated, not reported ({len(result.gated)}):")
+        for f in result.gated:
+            out.append(f"{f.path}:{f.line}:{f.col + 1}: {f.check_id} {f.message}")
+            out.append(f"    gated: {f.gate}")
+    out.append(summary(result, show_gated=show_gated))
     return "\n".join(out) + "\n"
 
 
-def summary(result) -> str:
+def summary(result, *, show_gated: bool = False) -> str:
     n = len(result.findings)
     files = len({f.path for f in result.findings})
     text = f"Found {n} finding{'s' if n != 1 else ''}"
@@ -32,6 +37,12 @@ def summary(result) -> str:
     text += f" ({result.files_scanned} file{'s' if result.files_scanned != 1 else ''} checked"
     if result.problems:
         text += f", {len(result.problems)} skipped"
+    gated = len(getattr(result, "gated", ()))
+    if gated:
+        # Nothing is dropped without a word: say how many hits the gates kept back.
+        text += f", {gated} gated hit{'s' if gated != 1 else ''} not reported"
+        if not show_gated:
+            text += ": --show-gated lists them"
     text += ")."
     safe = sum(1 for f in result.findings if f.fix and f.fix.safety == "safe")
     unsafe = sum(1 for f in result.findings if f.fix and f.fix.safety == "unsafe")

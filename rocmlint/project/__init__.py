@@ -1,0 +1,329 @@
+"""The project model: what the project's ROCm build actually compiles.
+
+Dual-vendor projects keep CUDA-only code in files their ROCm build never compiles and say so
+in their build files, not in the source. Before findings are reported, one pass over the
+project reads its build files (`rocmlint.build`) and the directives of its C/C++ files
+(`rocmlint.project.includes`) and answers, for each C/C++ file:
+
+- which build compiles it: the ROCm build, the CUDA build, both, or unknown (`FileVerdict`).
+  A file only the CUDA build compiles, or a header only such files include, is CUDA-only.
+  Unknown means both: a file no build names is reported as before. A project whose build
+  files never mention ROCm/HIP is a project being ported, and none of its files is CUDA-only.
+- which project macros HIP-Clang never sees defined (PTX_AVAILABLE, defined only under
+  `#if __CUDA_ARCH__ >= 530` in the NVIDIA branch of a header), which ones the project
+  defines per GPU stack (`#define BNB_HIP 1` under `__HIP_PLATFORM_AMD__`), and which compiler
+  macros a project header redefines for HIP (`#define __CUDA_ARCH__ 1300` in a HIP shim).
+- which CUDA warp intrinsics a project HIP shim header redefines without their mask
+  (`#define __shfl_xor_sync(mask, var, laneMask, width) __shfl_xor(var, laneMask, width)`).
+
+The model reads files and never runs anything. It is built once per project root, only for
+projects that have findings in C/C++ files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from rocmlint.build import CUDA, ROCM, SOURCE_SUFFIXES, BuildFacts
+from rocmlint.preprocessor import NO_PROJECT, MacroTable
+
+BUILD_FILE_NAMES = ("CMakeLists.txt", "setup.py", "Makefile", "makefile", "GNUmakefile")
+_ROOT_MARKERS = BUILD_FILE_NAMES + ("pyproject.toml",)
+_SKIPPED_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__", "node_modules", "build", "dist",
+     "_build", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
+# Text in a build file that shows it has a ROCm side.
+_ROCM_TEXT = re.compile(r"rocm|(?<![A-Za-z])hip(?![a-z])|HIP|amdgpu|AMDGPU|__HIP_PLATFORM_AMD__|IS_HIP_EXTENSION", re.I)
+_HEADER_SUFFIXES = frozenset({".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".cuinc"})
+# torch.utils.cpp_extension compiles every source of a ROCm build with these (COMMON_HIP_FLAGS
+# in torch/utils/cpp_extension.py); HIP's own headers need __HIP_PLATFORM_AMD__ on AMD.
+_HIP_BUILD_MACROS = {"__HIP_PLATFORM_AMD__": 1}
+_TORCH_EXTENSION_MACROS = {"USE_ROCM": 1, "HIPBLAS_V2": 1}
+# CUDA warp intrinsics that a HIP shim may redefine for AMD.
+_WARP_INTRINSIC = re.compile(r"^__(?:\w+_sync|shfl(?:_up|_down|_xor)?|ballot|activemask|any|all|popc|ffs)$")
+_MAX_FILES = 200_000
+# Where projects keep other projects' code (besides git submodules, read from .gitmodules).
+VENDOR_DIRECTORIES = frozenset(
+    {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "vendored", "external",
+     "externals", "extern", "deps", "submodules", "subprojects"}
+)
+
+
+@dataclass(frozen=True)
+class FileVerdict:
+    compiled_for: str  # "rocm", "cuda", "both", "unknown", or "none" (vendored code no build reaches)
+    reason: str | None = None  # for "cuda" and "none": why the ROCm build never compiles it
+    origin: str | None = None  # for sources: where a build file compiles it
+
+
+UNKNOWN_FILE = FileVerdict("unknown")
+
+
+@dataclass(frozen=True)
+class Shim:
+    name: str
+    path: str
+    line: int
+    drops_mask: bool
+
+
+@dataclass
+class Overrides:
+    """`[tool.rocmlint] cuda-only` / `rocm-sources`: what a build the model cannot read says."""
+
+    cuda_only: object | None = None  # callable(path) -> bool
+    rocm_sources: object | None = None
+    where: str = "[tool.rocmlint]"
+
+
+@dataclass
+class ProjectModel:
+    root: str
+    has_rocm_side: bool = False
+    build_files: list[str] = field(default_factory=list)
+    verdicts: dict[str, FileVerdict] = field(default_factory=dict)  # absolute path -> verdict
+    # include component id per file, and the macro table of each component
+    component_of: dict[str, int] = field(default_factory=dict)
+    tables: dict[int, MacroTable] = field(default_factory=dict)
+    shims: dict[str, list[Shim]] = field(default_factory=dict)  # intrinsic -> shims
+    shim_users: dict[str, frozenset[str]] = field(default_factory=dict)  # shim file -> files that include it
+    vendored: dict[str, str] = field(default_factory=dict)  # vendored directory -> how it is known
+    tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
+    sources: object | None = None  # the ProjectSources the pass read (directives of every file)
+    problems: list[str] = field(default_factory=list)
+
+    # --- what the gates ask -----------------------------------------------------------------
+
+    def verdict(self, path: str) -> FileVerdict:
+        return self.verdicts.get(os.path.abspath(path), UNKNOWN_FILE)
+
+    def file_gate(self, path: str) -> str | None:
+        """Why the ROCm build never compiles this file, or None."""
+        verdict = self.verdict(path)
+        return verdict.reason if verdict.compiled_for in ("cuda", "none") else None
+
+    def macros_for(self, path: str) -> MacroTable:
+        component = self.component_of.get(os.path.abspath(path))
+        return self.tables.get(component, NO_PROJECT) if component is not None else NO_PROJECT
+
+    def gates_for(self, path: str):
+        """The file's PreprocessorGates under its project macros, from the directives the project
+        pass read (no second read of the file); None for a file the pass did not read."""
+        path = os.path.abspath(path)
+        sources = self.sources
+        if sources is None or path not in sources.directives:
+            return None
+        from rocmlint.gates import PreprocessorGates
+
+        return PreprocessorGates.from_directives(
+            sources.directives[path], sources.line_counts[path], sources.guards.get(path, set()), self.macros_for(path)
+        )
+
+    def shim_for(self, path: str, callee: str) -> Shim | None:
+        path = os.path.abspath(path)
+        for shim in self.shims.get(callee, ()):
+            if shim.drops_mask and path in self.shim_users.get(shim.path, ()):
+                return shim
+        return None
+
+    def relative(self, path: str) -> str:
+        return os.path.relpath(path, self.root).replace(os.sep, "/")
+
+
+# --- finding the project ----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def find_project_root(directory: str) -> str | None:
+    """The project a directory belongs to: the highest ancestor (the directory itself
+    included) that holds a build file, not above the git work tree it is in, and never the
+    home directory or above it. None when there is none."""
+    directory = os.path.abspath(directory)
+    home = os.path.expanduser("~")
+    best = None
+    current = directory
+    while True:
+        if current == home or (home.startswith(current + os.sep) and current != directory):
+            break
+        try:
+            names = set(os.listdir(current))
+        except OSError:
+            names = set()
+        if any(name in names for name in _ROOT_MARKERS):
+            best = current
+        if ".git" in names:
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return best
+
+
+# --- building the model -----------------------------------------------------------------------
+
+
+def _read_text(path: str, limit: int = 8 * 1024 * 1024) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError:
+        return None
+    if len(data) > limit or b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _walk(root: str) -> tuple[list[str], list[str]]:
+    """(build files, C/C++ files) under root, skipping VCS, virtual environments and build output."""
+    build_files: list[str] = []
+    sources: list[str] = []
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in _SKIPPED_DIRS and not d.startswith(".") and not d.endswith(".egg-info")
+            and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
+        )
+        for name in sorted(filenames):
+            if name in BUILD_FILE_NAMES:
+                build_files.append(os.path.join(directory, name))
+            elif os.path.splitext(name)[1].lower() in SOURCE_SUFFIXES:
+                sources.append(os.path.join(directory, name))
+        if len(sources) > _MAX_FILES:
+            break
+    return build_files, sources
+
+
+def _read_build(root: str, build_files: list[str], problems: list[str]) -> tuple[BuildFacts, bool]:
+    """Read the root's build and every other build file that has a ROCm side of its own."""
+    from rocmlint.build.cmake import read_cmake
+    from rocmlint.build.makefile import read_makefile
+    from rocmlint.build.setup_py import read_setup_py
+
+    facts = BuildFacts()
+    texts: dict[str, str | None] = {}
+
+    def text_of(path: str) -> str | None:
+        if path not in texts:
+            texts[path] = _read_text(path)
+        return texts[path]
+
+    def read(path: str) -> None:
+        name = os.path.basename(path)
+        text = text_of(path)
+        if text is None:
+            problems.append(f"{path}: cannot read")
+            return
+        try:
+            if name == "CMakeLists.txt":
+                read_cmake(root, [path], text_of, facts)
+            elif name == "setup.py":
+                read_setup_py(path, root, text, facts)
+            else:
+                read_makefile(path, root, text, facts)
+        except (RecursionError, ValueError, UnicodeError) as exc:
+            problems.append(f"{path}: not read: {type(exc).__name__}: {exc}")
+
+    top = [p for p in build_files if os.path.dirname(p) == root]
+    for path in top:
+        read(path)
+    # Build files the root's build never reaches, shallowest first: a sub-project with a ROCm
+    # side of its own is read too; one without is a build being ported (its files stay unknown).
+    for path in sorted(build_files, key=lambda p: (p.count(os.sep), p)):
+        if path in facts.files_read or path in top:
+            continue
+        text = text_of(path)
+        if text and _ROCM_TEXT.search(text):
+            read(path)
+    has_rocm_side = any(_ROCM_TEXT.search(text_of(p) or "") for p in facts.files_read)
+    facts.problems.extend(problems)
+    return facts, has_rocm_side
+
+
+def _source_verdicts(model: ProjectModel, facts: BuildFacts, overrides: Overrides | None) -> None:
+    rocm, cuda = facts.compiled[ROCM], facts.compiled[CUDA]
+    for path in set(rocm) | set(cuda):
+        if path in rocm and path in cuda:
+            model.verdicts[path] = FileVerdict("both")
+        elif path in rocm:
+            model.verdicts[path] = FileVerdict("rocm")
+        elif model.has_rocm_side:
+            where = cuda[path].describe()
+            model.verdicts[path] = FileVerdict(
+                "cuda", f"CUDA-only: {where} compiles it for the CUDA build; the ROCm build never does", f"compiled by {where}"
+            )
+        else:
+            model.verdicts[path] = FileVerdict("both")
+    if overrides is not None:
+        for path in list(model.verdicts):
+            if overrides.rocm_sources and overrides.rocm_sources(path):
+                model.verdicts[path] = FileVerdict("rocm")
+
+
+def _submodules(root: str) -> list[str]:
+    """Directories that .gitmodules declares as git submodules."""
+    text = _read_text(os.path.join(root, ".gitmodules")) or ""
+    return [os.path.normpath(os.path.join(root, m.group(1).strip())) for m in re.finditer(r"^\s*path\s*=\s*(.+)$", text, re.M)]
+
+
+def vendored_directory(model: ProjectModel, path: str) -> str | None:
+    """The vendored directory a file sits in (a git submodule, a directory under third_party/
+    and the like, or another project copied in), or None for the project's own code."""
+    directory, child = os.path.dirname(path), None
+    while directory.startswith(model.root) and directory != model.root:
+        if directory in model.vendored:
+            return directory
+        if os.path.basename(directory) in VENDOR_DIRECTORIES:
+            named = child or directory
+            model.vendored.setdefault(named, f"in {model.relative(directory)}/, a directory of third-party code")
+            return named
+        directory, child = os.path.dirname(directory), directory
+    return None
+
+
+def _library_directories(model: ProjectModel, facts: BuildFacts, sources: list[str]) -> None:
+    """Another project copied into this one (a git submodule in a source archive, which keeps
+    no .gitmodules): the highest directory below the root that the build uses only for an
+    include directory inside it, that holds sources of its own elsewhere (tests, examples,
+    tools), and none of whose sources the build compiles."""
+    compiled = set(facts.compiled[ROCM]) | set(facts.compiled[CUDA])
+    include_dirs = sorted(facts.include_dirs)
+    for include_dir in include_dirs:
+        parts = os.path.relpath(include_dir, model.root).split(os.sep)
+        if any(part in VENDOR_DIRECTORIES for part in parts):
+            continue  # known by its place already
+        library = None
+        candidate = os.path.dirname(include_dir)
+        while candidate.startswith(model.root + os.sep) and os.path.basename(candidate) not in VENDOR_DIRECTORIES:
+            prefix = candidate + os.sep
+            inside = [p for p in sources if p.startswith(prefix)]
+            if any(p in compiled for p in inside):
+                break
+            others = [p for p in inside if not any(p.startswith(d + os.sep) for d in include_dirs)]
+            if others:
+                library = candidate
+            candidate = os.path.dirname(candidate)
+        if library is not None and library not in model.vendored:
+            model.vendored[library] = (
+                f"another project's code, whose headers this build uses ({model.relative(include_dir)}/)"
+            )
+
+
+def build_model(root: str, overrides: Overrides | None = None) -> ProjectModel:
+    """Read a project's build files and C/C++ directives (see the module docstring)."""
+    root = os.path.abspath(root)
+    model = ProjectModel(root)
+    model.vendored = {path: "a git submodule" for path in _submodules(root)}
+    build_files, sources = _walk(root)
+    facts, model.has_rocm_side = _read_build(root, build_files, model.problems)
+    model.build_files = [model.relative(p) for p in facts.files_read]
+    _library_directories(model, facts, sources)
+    _source_verdicts(model, facts, overrides)
+    from rocmlint.project.analysis import analyse_sources
+
+    analyse_sources(model, facts, sources, overrides)
+    return model

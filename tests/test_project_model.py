@@ -1,0 +1,366 @@
+"""The project model: hits in code the project's ROCm build never compiles are gated, with the
+reason, and the same code in a file ROCm does compile is still reported (rocmlint.project).
+
+Each case is a small project written to a temporary directory and scanned through the CLI
+entry point, as a user would scan it.
+"""
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from rocmlint.cli import main
+
+MASK = "__device__ float sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 16); }\n"
+PTX = '__device__ unsigned lane() { unsigned id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id)); return id; }\n'
+CUTLASS = "#include <cutlass/gemm/device/gemm.h>\n"
+
+
+def _project(root, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return str(root)
+
+
+def _scan(root, *args) -> dict:
+    out = os.path.join(os.path.dirname(os.path.abspath(root)), "report.json")
+    code = main(["scan", str(root), "--format", "json", "--output", out, "--show-gated", "--exit-zero", "-q", *args])
+    assert code == 0
+    with open(out, encoding="utf-8") as handle:
+        document = json.load(handle)
+    return document
+
+
+def _reported(document, root) -> set[tuple[str, str]]:
+    return {(os.path.relpath(f["path"], root).replace(os.sep, "/"), f["code"]) for f in document["findings"]}
+
+
+def _gated(document, root) -> dict[tuple[str, str], str]:
+    return {(os.path.relpath(f["path"], root).replace(os.sep, "/"), f["code"]): f["gate"] for f in document["gated"]}
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_cmake_cuda_only_sources_are_gated_and_rocm_sources_reported(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": """
+                if(USE_ROCM)
+                  set(GPU_LANG HIP)
+                else()
+                  set(GPU_LANG CUDA)
+                endif()
+                set(SRC csrc/common.cu)
+                if(GPU_LANG STREQUAL "CUDA")
+                  list(APPEND SRC csrc/cutlass_gemm.cu)
+                endif()
+                add_library(ext ${SRC})
+            """,
+            "csrc/common.cu": MASK,
+            "csrc/cutlass_gemm.cu": CUTLASS + MASK,
+        },
+    )
+    document = _scan(root)
+    assert _reported(document, root) == {("csrc/common.cu", "ROCM003")}
+    gated = _gated(document, root)
+    assert set(gated) == {("csrc/cutlass_gemm.cu", "ROCM003"), ("csrc/cutlass_gemm.cu", "ROCM005")}
+    assert gated[("csrc/cutlass_gemm.cu", "ROCM005")] == (
+        "CUDA-only: CMakeLists.txt:9 (under `if(GPU_LANG STREQUAL \"CUDA\")`, line 8) compiles it for the CUDA build; "
+        "the ROCm build never does"
+    )
+
+
+def test_a_project_with_no_rocm_side_is_being_ported_and_everything_is_reported(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": """
+                if(WITH_SM90)
+                  add_library(ext csrc/sm90.cu)
+                endif()
+            """,
+            "csrc/sm90.cu": CUTLASS,
+        },
+    )
+    assert _reported(_scan(root), root) == {("csrc/sm90.cu", "ROCM005")}
+
+
+def test_setup_py_vendor_lists_and_headers_reached_only_from_cuda_sources(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "setup.py": """
+                import torch
+                from torch.utils.cpp_extension import CUDAExtension
+                if torch.version.hip:
+                    sources = ["csrc/ck/api.cpp"]
+                else:
+                    sources = ["csrc/fa/api.cu"]
+                setup(ext_modules=[CUDAExtension("fa", sources)])
+            """,
+            "csrc/fa/api.cu": '#include "kernel_traits.h"\n' + MASK,
+            "csrc/fa/kernel_traits.h": CUTLASS,
+            "csrc/ck/api.cpp": '#include "ck_utils.h"\n',
+            "csrc/ck/ck_utils.h": MASK,
+        },
+    )
+    document = _scan(root)
+    assert _reported(document, root) == {("csrc/ck/ck_utils.h", "ROCM003")}
+    gated = _gated(document, root)
+    assert gated[("csrc/fa/kernel_traits.h", "ROCM005")] == (
+        "CUDA-only: included only by code the ROCm build never compiles: csrc/fa/api.cu "
+        "(compiled by setup.py:7 (under `else of if torch.version.hip`, line 4))"
+    )
+
+
+def test_makefile_gpu_switch(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "Makefile": """\
+                ifeq ($(BUILD_AMD),1)
+                  SRCS = kernels_hip.cpp
+                else
+                  SRCS = kernels_ptx.cu
+                endif
+                lib.so: $(SRCS)
+                \t$(CXX) -shared -o $@ $^
+            """,
+            "kernels_hip.cpp": MASK,
+            "kernels_ptx.cu": PTX,
+        },
+    )
+    document = _scan(root)
+    assert _reported(document, root) == {("kernels_hip.cpp", "ROCM003")}
+    assert ("kernels_ptx.cu", "ROCM004") in _gated(document, root)
+
+
+def test_feature_macros_defined_only_for_nvidia(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "setup.py": "if IS_ROCM:\n    pass\nsetup(ext_modules=[CUDAExtension('k', ['csrc/k.cu'])])\n",
+            "csrc/utils.h": """\
+                #pragma once
+                #ifdef __HIP_PLATFORM_AMD__
+                #define HALF_AVAILABLE 1
+                #else
+                #if __CUDA_ARCH__ >= 530
+                #define PTX_AVAILABLE
+                #endif
+                #endif
+            """,
+            "csrc/k.cu": '#include "utils.h"\n#ifdef PTX_AVAILABLE\n' + PTX + "#endif\n" + "#ifdef SOMETHING_ELSE\n" + PTX + "#endif\n",
+        },
+    )
+    document = _scan(root)
+    assert {(p, c) for p, c in _reported(document, root)} == {("csrc/k.cu", "ROCM004")}
+    reported_lines = [f["line"] for f in document["findings"]]
+    assert reported_lines == [6]
+    gate = _gated(document, root)[("csrc/k.cu", "ROCM004")]
+    assert "PTX_AVAILABLE is defined only where HIP-Clang never compiles (csrc/utils.h:6" in gate
+
+
+def test_a_hip_shim_that_drops_the_mask_gates_the_call(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": """
+                if(GGML_HIP)
+                  add_compile_definitions(GGML_USE_HIP)
+                  add_library(ggml-hip common/reduce.cu)
+                else()
+                  add_library(ggml-cuda common/reduce.cu)
+                endif()
+            """,
+            "common/common.cuh": '#if defined(GGML_USE_HIP)\n#include "vendors/hip.h"\n#else\n#include "vendors/cuda.h"\n#endif\n',
+            "common/vendors/hip.h": "#define __shfl_xor_sync(mask, var, laneMask, width) __shfl_xor(var, laneMask, width)\n",
+            "common/vendors/cuda.h": "#include <cuda_runtime.h>\n",
+            "common/reduce.cu": '#include "common.cuh"\n' + MASK + "__device__ int votes(bool p) { return __popc(__ballot_sync(0xffffffff, p)); }\n",
+            "other/standalone.cu": MASK,
+        },
+    )
+    document = _scan(root)
+    gated = _gated(document, root)
+    assert gated[("common/reduce.cu", "ROCM003")] == (
+        "HIP shim: common/vendors/hip.h:1 redefines __shfl_xor_sync for HIP without its mask"
+    )
+    # The shim covers only what it redefines (not the ballot on line 3), and only files that include it.
+    findings = [(os.path.basename(f["path"]), f["line"]) for f in document["findings"]]
+    assert findings == [("reduce.cu", 3), ("reduce.cu", 3), ("standalone.cu", 1)]
+
+
+def test_a_shim_that_keeps_the_mask_is_no_fix(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": "if(USE_ROCM)\n  add_library(a k.cu)\nendif()\n",
+            "hip_compat.h": "#define __shfl_xor_sync(mask, v, l, w) __shfl_xor_sync((unsigned long long)(mask), v, l, w)\n",
+            "k.cu": '#include "hip_compat.h"\n' + MASK,
+        },
+    )
+    assert _reported(_scan(root), root) == {("k.cu", "ROCM003")}
+
+
+def test_project_macros_can_reopen_what_the_file_alone_took_for_dead_code(cwd):
+    # A HIP shim header that defines __CUDA_ARCH__ makes `#if __CUDA_ARCH__ >= 800` code HIP code.
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": "if(GGML_HIP)\n  add_library(g k.cu)\nendif()\n",
+            "vendors/hip.h": "#pragma once\n#define __CUDA_ARCH__ 1300\n#define CC_AMPERE 800\n#define CC_SPARK 1210\n",
+            "k.cu": '#include "vendors/hip.h"\n#if __CUDA_ARCH__ >= 800\n' + MASK + "#endif\n#if __CUDA_ARCH__ == CC_SPARK\n" + PTX + "#endif\n",
+        },
+    )
+    document = _scan(root)
+    assert _reported(document, root) == {("k.cu", "ROCM003")}
+    assert "__CUDA_ARCH__ is 1300 under HIP (vendors/hip.h:2)" in _gated(document, root)[("k.cu", "ROCM004")]
+    # The file alone reads __CUDA_ARCH__ as undefined under HIP, and CC_SPARK as unknown.
+    assert _reported(_scan(root, "--no-project"), root) == {("k.cu", "ROCM004")}
+
+
+def test_platform_macros_the_project_derives(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": "if(BUILD_HIP)\n  add_library(b k.cu)\nendif()\n",
+            "common.h": "#if defined(__HIP_PLATFORM_AMD__)\n#define WAVE64 1\n#endif\n",
+            "k.cu": '#include "common.h"\n#if WAVE64\nvoid amd();\n#else\n' + MASK + "#endif\n",
+        },
+    )
+    document = _scan(root)
+    assert _reported(document, root) == set()
+    assert _gated(document, root)[("k.cu", "ROCM003")] == "inside `#if WAVE64` (line 2), code for one GPU stack"
+
+
+def test_vendored_code_only_counts_where_the_rocm_build_reaches_it(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "setup.py": """
+                if torch.version.hip:
+                    srcs = ["csrc/hip/k.cpp"]
+                else:
+                    srcs = ["csrc/k.cu"]
+                setup(ext_modules=[CUDAExtension("k", srcs, include_dirs=["third_party/lib/include"])])
+            """,
+            "csrc/k.cu": '#include "lib/gemm.h"\n',
+            "csrc/hip/k.cpp": '#include "lib/common.h"\n',
+            "third_party/lib/include/lib/gemm.h": PTX,
+            "third_party/lib/include/lib/common.h": MASK,
+            "third_party/lib/examples/example.cu": PTX,
+        },
+    )
+    document = _scan(root)
+    assert _reported(document, root) == {("third_party/lib/include/lib/common.h", "ROCM003")}
+    gated = _gated(document, root)
+    assert gated[("third_party/lib/examples/example.cu", "ROCM004")] == (
+        "vendored: third_party/lib is in third_party/, a directory of third-party code; "
+        "the ROCm build neither compiles this file nor includes it"
+    )
+    assert gated[("third_party/lib/include/lib/gemm.h", "ROCM004")].startswith("CUDA-only: included only by")
+
+
+def test_a_copied_library_used_only_for_its_headers_is_vendored(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "setup.py": """
+                if torch.version.hip:
+                    srcs = ["csrc/hip.cpp"]
+                else:
+                    srcs = ["csrc/k.cu"]
+                setup(ext_modules=[CUDAExtension("k", srcs, include_dirs=["csrc/cutlass/include"])])
+            """,
+            "csrc/k.cu": "#include <cutlass/cutlass.h>\n",
+            "csrc/hip.cpp": "int x;\n",
+            "csrc/cutlass/include/cutlass/cutlass.h": PTX,
+            "csrc/cutlass/test/unit/gemm.cu": CUTLASS,
+        },
+    )
+    document = _scan(root)
+    assert _reported(document, root) == set()
+    assert "another project's code" in _gated(document, root)[("csrc/cutlass/test/unit/gemm.cu", "ROCM005")]
+
+
+def test_orphan_headers_next_to_cuda_only_sources(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": "if(HIP_FOUND)\nadd_library(a rocm/a.cu)\nelse()\nadd_library(m marlin/marlin.cu)\nendif()\n",
+            "rocm/a.cu": "int a;\n",
+            "marlin/marlin.cu": "int m;\n",
+            "marlin/marlin_template.h": '#include "marlin_mma.h"\n',  # included by generated sources only
+            "marlin/marlin_mma.h": PTX,
+            "shared/orphan.h": PTX,
+        },
+    )
+    document = _scan(root)
+    assert _reported(document, root) == {("shared/orphan.h", "ROCM004")}
+    assert "every source beside it is CUDA-only (e.g. marlin/marlin.cu)" in _gated(document, root)[("marlin/marlin_mma.h", "ROCM004")]
+
+
+def test_configuration_overrides_for_builds_rocmlint_cannot_read(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "pyproject.toml": '[tool.rocmlint]\ncuda-only = ["csrc/sm90/"]\nrocm-sources = ["csrc/sm90/portable.cu"]\n',
+            "CMakeLists.txt": "if(USE_ROCM)\n  add_library(a csrc/a.cu)\nendif()\n",
+            "csrc/a.cu": MASK,
+            "csrc/sm90/tma.cu": PTX,
+            "csrc/sm90/portable.cu": MASK,
+        },
+    )
+    document = _scan(root)
+    assert _reported(document, root) == {("csrc/a.cu", "ROCM003"), ("csrc/sm90/portable.cu", "ROCM003")}
+    assert _gated(document, root)[("csrc/sm90/tma.cu", "ROCM004")] == "CUDA-only: declared in pyproject.toml [tool.rocmlint] cuda-only"
+
+
+def test_a_single_file_finds_its_project(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": "if(USE_ROCM)\n  add_library(a csrc/a.cu)\nelse()\n  add_library(b csrc/sub/b.cu)\nendif()\n",
+            "csrc/a.cu": MASK,
+            "csrc/sub/b.cu": MASK,
+        },
+    )
+    document = _scan(os.path.join(root, "csrc", "sub", "b.cu"))
+    assert document["findings"] == [] and document["gated_count"] == 1
+    document = _scan(os.path.join(root, "csrc", "sub", "b.cu"), "--no-project")
+    assert len(document["findings"]) == 1 and document["gated_count"] == 0
+
+
+def test_gated_hits_in_text_and_sarif(cwd, capsys):
+    root = _project(
+        cwd / "proj",
+        {"CMakeLists.txt": "if(USE_ROCM)\n  add_library(a a.cu)\nelse()\n  add_library(b b.cu)\nendif()\n", "a.cu": "int a;\n", "b.cu": PTX},
+    )
+    assert main(["scan", root]) == 0
+    text = capsys.readouterr().out
+    assert "Found 0 findings (2 files checked, 1 gated hit not reported: --show-gated lists them)." in text
+    assert main(["scan", root, "--show-gated"]) == 0
+    text = capsys.readouterr().out
+    assert "b.cu:1:" in text and "    gated: CUDA-only: CMakeLists.txt:4 (under `else of if(USE_ROCM)`, line 3)" in text
+    assert main(["scan", root, "--format", "sarif", "--show-gated"]) == 0
+    sarif = json.loads(capsys.readouterr().out)
+    (result,) = sarif["runs"][0]["results"]
+    assert result["suppressions"] == [{"kind": "external", "justification": result["suppressions"][0]["justification"]}]
+    assert result["suppressions"][0]["justification"].startswith("CUDA-only: CMakeLists.txt:4")
+    assert main(["scan", root, "--format", "sarif"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["results"] == []
+
+
+def test_unreadable_build_files_are_reported_and_the_scan_goes_on(cwd):
+    root = _project(cwd / "proj", {"setup.py": "if IS_ROCM:\n  def broken(:\n", "k.cu": PTX})
+    document = _scan(root)
+    assert _reported(document, root) == {("k.cu", "ROCM004")}
