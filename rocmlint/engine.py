@@ -209,12 +209,23 @@ def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Chec
     return findings
 
 
-def check_file(target: Target, checks: Sequence[Check], max_file_size: int) -> tuple[list[Finding], list[Problem]]:
-    """All hits of one file, gated ones included (see check_source)."""
+def check_file(
+    target: Target, checks: Sequence[Check], max_file_size: int, directives: dict | None = None
+) -> tuple[list[Finding], list[Problem]]:
+    """All hits of one file, gated ones included (see check_source). When `directives` is a
+    dict, a C/C++ file that belongs to a project also leaves its directives there, so that a
+    project pass need not read the file again."""
     source, problem = read_source(target.path, target.language, max_file_size)
     if problem is not None:
         return [], [problem]
     try:
+        if directives is not None and target.language == "cpp":
+            from rocmlint.project import find_project_root
+            from rocmlint.project.includes import file_directives
+
+            absolute = os.path.abspath(target.path)
+            if find_project_root(os.path.dirname(absolute)) is not None:
+                directives[absolute] = file_directives(source.text)
         return check_source(source, checks, keep_gated=True)
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
@@ -233,14 +244,15 @@ def _init_worker(check_ids: list[str]) -> None:
     _worker_checks = [c for c in load_catalog() if c.id in wanted]
 
 
-def _check_batch(batch: list[Target], max_file_size: int) -> tuple[list[Finding], list[Problem]]:
+def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bool):
     findings: list[Finding] = []
     problems: list[Problem] = []
+    directives: dict | None = {} if collect_directives else None
     for target in batch:
-        f, p = check_file(target, _worker_checks, max_file_size)
+        f, p = check_file(target, _worker_checks, max_file_size, directives)
         findings.extend(f)
         problems.extend(p)
-    return findings, problems
+    return findings, problems, directives or {}
 
 
 @dataclass
@@ -265,20 +277,25 @@ def scan(request: ScanRequest) -> ScanResult:
             result.problems.append(Problem(path.as_posix(), "not a file type rocmlint checks (see README: which files)"))
     jobs = request.jobs or os.cpu_count() or 1
     max_size = request.config.max_file_size
+    # C/C++ directives read in the per-file pass, for the project pass (absolute path -> ...)
+    directives: dict | None = {} if request.use_project else None
     if jobs > 1 and len(targets) >= _PARALLEL_THRESHOLD:
         batches = [targets[i : i + 64] for i in range(0, len(targets), 64)]
         ids = [c.id for c in request.checks]
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids,)) as pool:
-            for findings, problems in pool.map(_check_batch, batches, [max_size] * len(batches)):
+            count = len(batches)
+            for findings, problems, read in pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count):
                 result.findings.extend(findings)
                 result.problems.extend(problems)
+                if directives is not None:
+                    directives.update(read)
     else:
         for target in targets:
-            findings, problems = check_file(target, request.checks, max_size)
+            findings, problems = check_file(target, request.checks, max_size, directives)
             result.findings.extend(findings)
             result.problems.extend(problems)
     if request.use_project:
-        result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems)
+        result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems, directives)
     hits = result.findings
     result.findings = sorted((f for f in hits if f.gate is None), key=Finding.sort_key)
     result.gated = sorted((f for f in hits if f.gate is not None), key=Finding.sort_key)
@@ -289,7 +306,9 @@ def scan(request: ScanRequest) -> ScanResult:
 # --- the project pass ----------------------------------------------------------------------
 
 
-def apply_project_model(findings: list[Finding], checks: Sequence[Check], config: Config, problems: list[Problem]) -> list[Finding]:
+def apply_project_model(
+    findings: list[Finding], checks: Sequence[Check], config: Config, problems: list[Problem], known: dict | None = None
+) -> list[Finding]:
     """Look again at every C/C++ hit with what its project's build says (rocmlint.project):
     hits in files the ROCm build never compiles, under macros the project defines only for
     NVIDIA, or in calls a HIP shim rewrites are gated; hits the file alone took for dead code
@@ -318,7 +337,7 @@ def apply_project_model(findings: list[Finding], checks: Sequence[Check], config
             continue
         model = models.get(root)
         if model is None:
-            model = models[root] = build_model(root, overrides)
+            model = models[root] = build_model(root, overrides, known)
             problems.extend(Problem(p.split(":", 1)[0], "build file " + p.split(": ", 1)[-1]) for p in model.problems)
         file_gate = model.file_gate(absolute)
         table = model.macros_for(absolute)

@@ -473,13 +473,13 @@ def _structure(commands: list[Command]) -> list:
 class CMakeReader:
     """Walks a project's CMake files as one vendor's build."""
 
-    def __init__(self, root: str, world: str, facts: BuildFacts, read_file):
+    def __init__(self, root: str, world: str, facts: BuildFacts, read_file, parsed: dict | None = None):
         self.root = root  # the project root, absolute
         self.world = world
         self.facts = facts
         self.read_file = read_file  # path -> text or None
         self.functions: dict[str, _Definition] = {}
-        self.parsed: dict[str, list] = {}
+        self.parsed: dict[str, list] = parsed if parsed is not None else {}  # shared by both builds
         self.depth = 0
         self.conditions: list[tuple[str, int]] = []  # innermost last: (condition text, line)
         self.visits: dict[str, int] = {}
@@ -1137,7 +1137,11 @@ class CMakeReader:
                     else (f"{addition};{o}" if o and addition else addition + o)
                     for o in current.options
                 )
-            combined = _union_items(current.items, items) if action == "APPEND" else _union_items(items, current.items)
+            # Appending needs no de-duplication (a source listed twice is compiled once), and
+            # skipping it keeps long lists built one element at a time linear.
+            combined = (current.items + items) if action == "APPEND" else (items + current.items)
+            if len(combined) > _MAX_ITEMS:
+                combined = combined[:_MAX_ITEMS]
             scope.variables[name] = Value(options, combined)
         elif action == "REMOVE_ITEM":
             texts, _ = self._expanded_list(arguments[2:], scope)
@@ -1409,8 +1413,9 @@ def _condition_text(arguments: tuple[Argument, ...]) -> str:
 def read_cmake(root: str, entries: list[str], read_file, facts: BuildFacts | None = None) -> BuildFacts:
     """Walk CMake entry files (absolute paths) as both builds; what each compiles and defines."""
     facts = facts or BuildFacts()
+    parsed: dict[str, list] = {}
     for world in (ROCM, CUDA):
-        reader = CMakeReader(root, world, facts, read_file)
+        reader = CMakeReader(root, world, facts, read_file, parsed)
         for entry in entries:
             scope = reader.new_scope(os.path.dirname(entry))
             reader.run_file(entry, scope)

@@ -120,7 +120,7 @@ class ProjectModel:
         from rocmlint.gates import PreprocessorGates
 
         return PreprocessorGates.from_directives(
-            sources.directives[path], sources.line_counts[path], sources.guards.get(path, set()), self.macros_for(path)
+            list(sources.directives[path]), sources.line_counts[path], set(sources.guards.get(path, ())), self.macros_for(path)
         )
 
     def shim_for(self, path: str, callee: str) -> Shim | None:
@@ -198,7 +198,7 @@ def _walk(root: str) -> tuple[list[str], list[str]]:
     return build_files, sources
 
 
-def _read_build(root: str, build_files: list[str], problems: list[str]) -> tuple[BuildFacts, bool]:
+def _read_build(root: str, build_files: list[str], problems: list[str], vendored=lambda path: False) -> tuple[BuildFacts, bool]:
     """Read the root's build and every other build file that has a ROCm side of its own."""
     from rocmlint.build.cmake import read_cmake
     from rocmlint.build.makefile import read_makefile
@@ -234,8 +234,8 @@ def _read_build(root: str, build_files: list[str], problems: list[str]) -> tuple
     # Build files the root's build never reaches, shallowest first: a sub-project with a ROCm
     # side of its own is read too; one without is a build being ported (its files stay unknown).
     for path in sorted(build_files, key=lambda p: (p.count(os.sep), p)):
-        if path in facts.files_read or path in top:
-            continue
+        if path in facts.files_read or path in top or vendored(path):
+            continue  # vendored code counts only where this project's own build reaches it
         text = text_of(path)
         if text and _ROCM_TEXT.search(text):
             read(path)
@@ -313,17 +313,20 @@ def _library_directories(model: ProjectModel, facts: BuildFacts, sources: list[s
             )
 
 
-def build_model(root: str, overrides: Overrides | None = None) -> ProjectModel:
-    """Read a project's build files and C/C++ directives (see the module docstring)."""
+def build_model(root: str, overrides: Overrides | None = None, known: dict | None = None) -> ProjectModel:
+    """Read a project's build files and C/C++ directives (see the module docstring). `known`:
+    directives of files the scan has already read (absolute path -> FileDirectives)."""
     root = os.path.abspath(root)
     model = ProjectModel(root)
     model.vendored = {path: "a git submodule" for path in _submodules(root)}
     build_files, sources = _walk(root)
-    facts, model.has_rocm_side = _read_build(root, build_files, model.problems)
+    facts, model.has_rocm_side = _read_build(
+        root, build_files, model.problems, lambda path: vendored_directory(model, path) is not None
+    )
     model.build_files = [model.relative(p) for p in facts.files_read]
     _library_directories(model, facts, sources)
     _source_verdicts(model, facts, overrides)
     from rocmlint.project.analysis import analyse_sources
 
-    analyse_sources(model, facts, sources, overrides)
+    analyse_sources(model, facts, sources, overrides, known)
     return model

@@ -72,8 +72,8 @@ class _UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], overrides: Overrides | None) -> None:
-    index = ProjectSources(sources, _read_text)
+def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], overrides: Overrides | None, known=None) -> None:
+    index = ProjectSources(sources, _read_text, known)
     model.sources = index
     include_dirs = sorted(facts.include_dirs)
     torch_extension = any(

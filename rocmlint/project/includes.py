@@ -43,27 +43,50 @@ class Region:
     unconditional: bool = False  # inside no conditional at all, but the file's include guard
 
 
+@dataclass(frozen=True)
+class FileDirectives:
+    """What the project pass needs of one C/C++ file: its directives, its length in lines, and
+    which of its first directives open an include guard."""
+
+    directives: tuple[Directive, ...]
+    line_count: int
+    guards: frozenset[int]
+
+
+def file_directives(text: str | None) -> FileDirectives:
+    if not text:
+        return FileDirectives((), 0, frozenset())
+    directives = tuple(scan_directives(text, exact=False))
+    guards: frozenset[int] = frozenset()
+    if any(d.keyword in ("ifndef", "if") for d in directives[:3]):
+        from rocmlint.gates import PreprocessorGates
+
+        lines = text.split("\n")
+        guards = frozenset(i for i in range(min(3, len(directives))) if PreprocessorGates.include_guard(directives, i, lines))
+    return FileDirectives(directives, text.count("\n") + 1, guards)
+
+
 class ProjectSources:
-    def __init__(self, paths: list[str], read_text):
+    """Every C/C++ file's directives. `known` holds files the scan has already read (the
+    scanner's workers hand them over), so the project pass reads only the others."""
+
+    def __init__(self, paths: list[str], read_text, known: dict[str, FileDirectives] | None = None):
         self.paths = paths
         self.directives: dict[str, list[Directive]] = {}
         self.by_name: dict[str, list[str]] = defaultdict(list)
         for path in paths:
             self.by_name[os.path.basename(path)].append(path)
         self.line_counts: dict[str, int] = {}
-        self.guards: dict[str, set[int]] = {}
+        self.guards: dict[str, frozenset[int]] = {}
+        known = known or {}
         for path in paths:
-            text = read_text(path)
-            directives = scan_directives(text, exact=False) if text else []
-            self.directives[path] = directives
-            if text and any(d.keyword in ("ifndef", "if") for d in directives[:3]):
-                from rocmlint.gates import PreprocessorGates
-
-                lines = text.split("\n")
-                self.guards[path] = {i for i in range(min(3, len(directives))) if PreprocessorGates.include_guard(directives, i, lines)}
-                self.line_counts[path] = len(lines)
-            else:
-                self.line_counts[path] = text.count("\n") + 1 if text else 0
+            entry = known.get(path)
+            if entry is None:
+                entry = file_directives(read_text(path))
+            self.directives[path] = entry.directives
+            self.line_counts[path] = entry.line_count
+            if entry.guards:
+                self.guards[path] = entry.guards
         self._resolved: dict[tuple[str, str, bool], tuple[str, ...]] = {}
         self._targets: dict[tuple[str, int], tuple[str, ...]] = {}
         # Condition values under the current MacroTable (the same few conditions repeat in
