@@ -60,6 +60,9 @@ FIX = {
     "rewrite": (REWRITE, False),
     "runtime": (str, False),
 }
+# How a project's HIP shim header gates a check's hits on an intrinsic call: a shim that
+# redefines the intrinsic without its mask argument, or any AMD-side definition of it.
+SHIM_GATES = ("mask-dropping", "any-definition")
 SCHEMA = {
     "id": (str, True),
     "name": (str, True),
@@ -75,7 +78,11 @@ SCHEMA = {
     "rationale": (str, True),
     "match": ("any-mapping", True),
     "gated": (bool, False),
-    "shim-gated": (bool, False),
+    "shim-gated": (SHIM_GATES, False),
+    "check-amd-side": (bool, False),
+    "hipify-gated": ("bool-or-regex", False),
+    "project-macro-gate": ("str-list", False),
+    "amd-only-gated": (bool, False),
     "fix": (FIX, True),
     "references": ("str-list", True),
     "examples": ({"invalid": (("list-of", EXAMPLE_INVALID), True), "valid": (("list-of", EXAMPLE_VALID), True)}, True),
@@ -95,6 +102,8 @@ def _type_name(kind: Any) -> str:
         return "one of " + ", ".join(kind)
     if isinstance(kind, dict) or kind == "any-mapping":
         return "a mapping"
+    if kind == "bool-or-regex":
+        return "true, false or a regular expression"
     return {"str-list": "a list of strings", "int-list": "a list of integers",
             "lang-list": "a list of languages (" + ", ".join(LANGUAGES) + ")"}[kind]
 
@@ -125,6 +134,14 @@ def _validate_value(item: Any, kind: Any, path: str, source: str) -> None:
             raise bad
     elif kind is bool:
         if not isinstance(item, bool):
+            raise bad
+    elif kind == "bool-or-regex":
+        if isinstance(item, str) and item.strip():
+            try:
+                re.compile(item)
+            except re.error as exc:
+                raise CheckFileError(f"{source}: {path}: {exc}") from exc
+        elif not isinstance(item, bool):
             raise bad
     elif kind in ("str-list", "lang-list"):
         if not isinstance(item, list) or not item or not all(isinstance(x, str) and x for x in item):
@@ -205,7 +222,21 @@ class Check:
     gated: bool = True
     # A call of a warp intrinsic that the project's HIP shim redefines without its mask is not
     # a finding (the mask never reaches HIP): see rocmlint.project.
-    shim_gated: bool = False
+    shim_gated: str | None = None  # one of SHIM_GATES
+    # The AMD side of a stack test (`#ifdef USE_ROCM` ... `#else`) is code HIP compiles: a check
+    # about mistakes that side can make too (a 32-bit mask) reads it instead of taking it as gated.
+    check_amd_side: bool = False
+    # A file that a hipify step rewrites at build time (torch.utils.cpp_extension on ROCm) gets
+    # this pitfall fixed by that step: gated (see rocmlint.project).
+    # Hits in files the ROCm build hipifies are gated: all (True), or those whose flagged text
+    # matches this regular expression (what hipify rewrites).
+    hipify_gated: bool | str = False
+    # Hits in a project that builds for AMD only are gated: what the check flags means
+    # something else only in code carried over from CUDA.
+    amd_only_gated: bool = False
+    # Hits are gated where the project itself defines one of these macros for HIP (a shim
+    # header that defines __CUDA_ARCH__ makes `#if __CUDA_ARCH__` tests mean something there).
+    project_macro_gate: tuple[str, ...] = ()
     fix: FixIt | None = None
     references: tuple[str, ...] = ()
     invalid_examples: tuple[InvalidExample, ...] = ()
@@ -253,7 +284,11 @@ def parse_check(data: Any, source: str) -> Check:
         matcher_kind=kind,
         matcher_spec=spec,
         gated=data.get("gated", True),
-        shim_gated=data.get("shim-gated", False),
+        shim_gated=data.get("shim-gated"),
+        check_amd_side=data.get("check-amd-side", False),
+        hipify_gated=data.get("hipify-gated", False),
+        amd_only_gated=data.get("amd-only-gated", False),
+        project_macro_gate=tuple(data.get("project-macro-gate", ())),
         fix=FixIt(
             title=fix["title"],
             snippet=fix["snippet"],

@@ -346,20 +346,44 @@ def apply_project_model(
             gates = model.gates_for(absolute)
             if gates is not None:
                 for index in indexes:
-                    findings[index] = replaced(findings[index], gate=gates.reason(findings[index].line))
+                    amd_side = by_id[findings[index].check_id].check_amd_side
+                    findings[index] = replaced(findings[index], gate=gates.reason(findings[index].line, amd_side))
         for index in indexes:
             finding = findings[index]
             if finding.gate is not None:
                 continue
+            check = by_id[finding.check_id]
+            hipified = model.hipify_gate(absolute) if _hipify_rewrites(check.hipify_gated, finding) else None
+            defined = next(
+                (table.lookup(name) for name in check.project_macro_gate if table.lookup(name).reason), None
+            )
             if file_gate is not None:
                 findings[index] = replaced(finding, gate=file_gate)
-            elif by_id[finding.check_id].shim_gated:
+            elif check.amd_only_gated and model.amd_only:
+                findings[index] = replaced(finding, gate=model.amd_only)
+            elif hipified is not None:
+                findings[index] = replaced(finding, gate=hipified)
+            elif defined is not None and defined.defined is not False:
+                findings[index] = replaced(finding, gate=f"the project defines it for HIP: {defined.reason}")
+            elif check.shim_gated:
                 callee = _callee_at(finding)
-                shim = model.shim_for(absolute, callee) if callee else None
+                dropping_mask = check.shim_gated == "mask-dropping"
+                shim = model.shim_for(absolute, callee, dropping_mask) if callee else None
                 if shim is not None:
                     where = f"{model.relative(shim.path)}:{shim.line}"
-                    findings[index] = replaced(finding, gate=f"HIP shim: {where} redefines {callee} for HIP without its mask")
+                    how = "redefines {} for HIP without its mask" if dropping_mask else "defines {} for HIP"
+                    findings[index] = replaced(finding, gate=f"HIP shim: {where} {how.format(callee)}")
     return findings
+
+
+def _hipify_rewrites(hipify_gated: bool | str, finding: Finding) -> bool:
+    """Whether build-time hipify rewrites what the finding flags: always, never, or when the
+    flagged text matches the check's pattern of what hipify maps."""
+    if isinstance(hipify_gated, bool):
+        return hipify_gated
+    line = finding.context.get(finding.line, "")
+    text = line[finding.col : finding.end_col] if finding.end_line == finding.line else line[finding.col :]
+    return re.search(hipify_gated, text) is not None
 
 
 _CALLEE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")

@@ -27,6 +27,7 @@ import re
 from rocmlint.preprocessor import (
     NO_PROJECT,
     Chain,
+    amd_side_table,
     Directive,
     MacroTable,
     condition_names_platform,
@@ -444,41 +445,53 @@ class PreprocessorGates:
 
     def _compute(self, directives: list[Directive], count: int, guards: set[int], macros: MacroTable) -> None:
         self.macros = macros
+        side_table = amd_side_table(macros)
         self._reasons: list[str | None] = [None] * (count + 2)
+        # Lines gated only because they are the AMD side of a stack test (`#ifdef USE_ROCM`
+        # ... here ... `#else`): code HIP compiles, which a check may still want to read.
+        self._amd_side: list[bool] = [False] * (count + 2)
         stack: list[Chain] = []
-        current: str | None = None  # why the lines between directives are gated
+        current: tuple[str | None, bool] = (None, False)
         line = 1
         for index, directive in enumerate(directives):
             for number in range(line, min(directive.line, count + 1)):
-                self._reasons[number] = current
+                self._reasons[number], self._amd_side[number] = current
             keyword = directive.keyword
             before = current
             if keyword in _OPENERS:
                 value, deciding = condition_value(keyword, directive.text, macros)
                 platform = index not in guards and condition_names_platform(directive.text, macros)
-                stack.append(Chain(platform, value, (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding))))
+                chain = Chain(platform, value, (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding)))
+                chain.side(condition_value(keyword, directive.text, side_table)[0], False)
+                stack.append(chain)
             elif keyword in _BRANCHES and stack:
                 value, deciding = condition_value(keyword, directive.text, macros)
                 platform = keyword != "else" and condition_names_platform(directive.text, macros)
                 stack[-1].next_branch(platform, value, keyword == "else", (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding)))
+                stack[-1].side(condition_value(keyword, directive.text, side_table)[0], keyword == "else")
             elif keyword == "endif" and stack:
                 stack.pop()
-            current = self._reason_of(stack)
+            current = self._state_of(stack)
             # `#elif`/`#else`/`#endif` belong to their chain; the line that opens a chain
             # belongs to the code around it, so a check about the condition itself
             # (`#if __CUDA_ARCH__ >= 800`) still sees it.
-            here = before if keyword in _OPENERS or keyword in ("define", "undef", "include", "include_next") else (before or current)
+            here = before if keyword in _OPENERS or keyword in ("define", "undef", "include", "include_next") else (before if before[0] else current)
             for number in range(directive.line, min(directive.last_line, count) + 1):
-                self._reasons[number] = here
+                self._reasons[number], self._amd_side[number] = here
             line = directive.last_line + 1
         for number in range(line, count + 1):
-            self._reasons[number] = current
+            self._reasons[number], self._amd_side[number] = current
 
-    def _reason_of(self, stack: list[Chain]) -> str | None:
+    def _state_of(self, stack: list[Chain]) -> tuple[str | None, bool]:
+        """(why the current lines are gated, whether only as the AMD side of stack tests)."""
+        reason = None
         for chain in stack:  # the outermost gate is why everything inside it is gated
             if chain.gates():
-                return chain.reason(self.macros)
-        return None
+                reason = chain.reason(self.macros)
+                break
+        if reason is None:
+            return None, False
+        return reason, all(chain.amd_side() for chain in stack if chain.gates())
 
     @staticmethod
     def include_guard(directives: list[Directive], index: int, lines: list[str]) -> bool:
@@ -506,6 +519,11 @@ class PreprocessorGates:
     def is_gated(self, line: int) -> bool:
         return 0 < line < len(self._reasons) and self._reasons[line] is not None
 
-    def reason(self, line: int) -> str | None:
-        """Why a line is gated, or None."""
-        return self._reasons[line] if 0 < line < len(self._reasons) else None
+    def reason(self, line: int, check_amd_side: bool = False) -> str | None:
+        """Why a line is gated, or None. With `check_amd_side`, the AMD side of a stack test
+        (`#ifdef USE_ROCM` ... `#else`) is not gated: code HIP compiles can be wrong too."""
+        if not 0 < line < len(self._reasons):
+            return None
+        if check_amd_side and self._amd_side[line]:
+            return None
+        return self._reasons[line]

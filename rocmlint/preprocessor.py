@@ -92,6 +92,30 @@ class MacroTable:
 NO_PROJECT = MacroTable()
 
 
+class _AmdSide(MacroTable):
+    """Which side of a stack test is AMD's: macros that name ROCm/HIP/AMD are defined (1),
+    NVIDIA-only ones undefined; the project's facts and everything else as in `base`."""
+
+    def __init__(self, base: MacroTable):
+        super().__init__(base.facts, base.platform)
+
+    def lookup(self, name: str) -> MacroFact:
+        fact = self.facts.get(name)
+        if fact is not None and fact.defined is not None:
+            return fact
+        from rocmlint.build.worlds import names_cuda, names_rocm
+
+        if names_rocm(name) and not _CPU_ARCH.search(name) and not names_cuda(name):
+            return MacroFact(True, 1)
+        if NVIDIA_COMPILER_ONLY.match(name) or names_cuda(name) or "NVCC" in name or "NVIDIA" in name.upper():
+            return UNDEFINED
+        return UNKNOWN_MACRO
+
+
+def amd_side_table(base: MacroTable) -> MacroTable:
+    return _AmdSide(base)
+
+
 def condition_names_platform(condition: str, macros: MacroTable = NO_PROJECT) -> bool:
     """Does a preprocessor condition (comments already removed or not) test a GPU stack macro?"""
     condition = re.sub(r"//.*|/\*.*?\*/", " ", condition)
@@ -437,7 +461,7 @@ def _directives_fast(text: str) -> list[Directive]:
 class Chain:
     """One open #if/#elif/#else/#endif chain, as HIP-Clang reads it, with why it gates."""
 
-    __slots__ = ("platform", "dead", "taken", "platform_at", "dead_at", "taken_at")
+    __slots__ = ("platform", "dead", "taken", "platform_at", "dead_at", "taken_at", "side_taken", "side_unknown", "amd_branch")
 
     def __init__(self, platform: bool, value: int | None, at: tuple[int, str, tuple[str, ...]]):
         # `at`: (line, directive as written, project macros whose facts decided its value)
@@ -447,6 +471,24 @@ class Chain:
         self.dead_at = at if self.dead else None
         self.taken = bool(value)  # HIP-Clang always takes an earlier (or the current) branch
         self.taken_at = at if self.taken else None
+        # Which side of a stack test the current branch is, reading every macro that names
+        # ROCm/HIP as defined and every NVIDIA-only one as undefined (see AMD_SIDE).
+        self.side_taken = False  # an earlier branch is known to be the AMD side
+        self.side_unknown = False  # an earlier branch's value under those assumptions is unknown
+        self.amd_branch = False
+
+    def side(self, value: int | None, is_else: bool) -> None:
+        """Record the current branch's value with AMD_SIDE assumptions. The branch is the AMD
+        side only when that is known: its condition is true and no earlier branch could be
+        taken, or it is the `#else` after branches all known false."""
+        earlier_open = self.side_taken or self.side_unknown
+        self.amd_branch = not earlier_open and (is_else or bool(value))
+        self.side_taken = self.side_taken or bool(value)
+        self.side_unknown = self.side_unknown or (value is None and not is_else)
+
+    def amd_side(self) -> bool:
+        """A platform chain whose current branch HIP compiles (`#ifdef USE_ROCM` side)."""
+        return self.platform and not self.dead and self.amd_branch
 
     def next_branch(self, platform: bool, value: int | None, is_else: bool, at: tuple[int, str, tuple[str, ...]]) -> None:
         if platform and not self.platform:

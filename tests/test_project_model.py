@@ -224,8 +224,10 @@ def test_project_macros_can_reopen_what_the_file_alone_took_for_dead_code(cwd):
     document = _scan(root)
     assert _reported(document, root) == {("k.cu", "ROCM003")}
     assert "__CUDA_ARCH__ is 1300 under HIP (vendors/hip.h:2)" in _gated(document, root)[("k.cu", "ROCM004")]
+    # ...and the `#if __CUDA_ARCH__` feature gates are not reported: HIP code defines it here.
+    assert "the project defines it for HIP" in _gated(document, root)[("k.cu", "ROCM206")]
     # The file alone reads __CUDA_ARCH__ as undefined under HIP, and CC_SPARK as unknown.
-    assert _reported(_scan(root, "--no-project"), root) == {("k.cu", "ROCM004")}
+    assert _reported(_scan(root, "--no-project"), root) == {("k.cu", "ROCM004"), ("k.cu", "ROCM206")}
 
 
 def test_platform_macros_the_project_derives(cwd):
@@ -364,3 +366,118 @@ def test_unreadable_build_files_are_reported_and_the_scan_goes_on(cwd):
     root = _project(cwd / "proj", {"setup.py": "if IS_ROCM:\n  def broken(:\n", "k.cu": PTX})
     document = _scan(root)
     assert _reported(document, root) == {("k.cu", "ROCM004")}
+
+
+def test_library_headers_stay_quiet_only_where_build_time_hipify_rewrites_them(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "setup.py": """
+                from setuptools import setup
+                from torch.utils.cpp_extension import CUDAExtension
+                setup(ext_modules=[CUDAExtension("ext", ["csrc/ops.cu"])])
+            """,
+            "csrc/ops.cu": '#include <cublas_v2.h>\n#include <cusolverDn.h>\n#include "nccl.h"\n#include <nccl.h>\n',
+            "tools/standalone.cu": "#include <cublas_v2.h>\n",
+        },
+    )
+    document = _scan(root, "--select", "ROCM213")
+    lines = {(os.path.basename(f["path"]), f["line"]) for f in document["findings"]}
+    # PyTorch's hipify maps <cublas_v2.h> and <nccl.h>, not cuSOLVER's header or "nccl.h" in quotes;
+    # a file no torch extension build compiles is not hipified at all.
+    assert lines == {("ops.cu", 2), ("ops.cu", 3), ("standalone.cu", 1)}
+    gates = [f["gate"] for f in document["gated"]]
+    assert len(gates) == 2 and all(g.startswith("hipified at build time: setup.py:3 builds it with torch.utils.cpp_extension") for g in gates)
+
+
+def test_op_builders_outside_setup_py_hipify_the_sources_they_name(cwd):
+    # DeepSpeed's layout: op_builder/builder.py builds with torch.utils.cpp_extension; the op
+    # modules beside it name their sources relative to the package root.
+    root = _project(
+        cwd / "proj",
+        {
+            "setup.py": "from setuptools import setup\nfrom op_builder import ALL_OPS\nsetup(name='p')\n",
+            "op_builder/builder.py": """
+                class CUDAOpBuilder:
+                    def builder(self):
+                        from torch.utils.cpp_extension import CUDAExtension
+                        return CUDAExtension(name=self.name, sources=self.sources())
+            """,
+            "op_builder/adam.py": """
+                from .builder import CUDAOpBuilder
+                class FusedAdamBuilder(CUDAOpBuilder):
+                    def sources(self):
+                        return ['csrc/adam/fused_adam.cu']
+            """,
+            "op_builder/xpu/builder.py": "from torch.utils.cpp_extension import SyclExtension\n",
+            "op_builder/xpu/adam.py": "from .builder import X\ndef sources(): return ['csrc/xpu/adam.cpp']\n",
+            "csrc/adam/fused_adam.cu": '#include "context.h"\n',
+            "csrc/includes/context.h": "#include <cublas_v2.h>\n",
+            "csrc/xpu/adam.cpp": "#include <cublas_v2.h>\n",
+            "pkg/ops/csrc/adam/fused_adam.cu": "#include <curand_kernel.h>\n",
+        },
+    )
+    document = _scan(root, "--select", "ROCM213")
+    gated = _gated(document, root)
+    assert set(gated) == {("csrc/includes/context.h", "ROCM213"), ("pkg/ops/csrc/adam/fused_adam.cu", "ROCM213")}
+    assert "op_builder/adam.py:5 names it for a torch.utils.cpp_extension build (op_builder/builder.py:4)" in gated[
+        ("pkg/ops/csrc/adam/fused_adam.cu", "ROCM213")
+    ]
+    # A SYCL build is no hipify.
+    assert _reported(document, root) == {("csrc/xpu/adam.cpp", "ROCM213")}
+
+
+def test_a_hip_shim_that_defines_an_intrinsic_gates_calls_of_it(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": "if(GGML_HIP)\n  add_library(g common.cu)\nelse()\n  add_library(c common.cu)\nendif()\n",
+            "common.cuh": '#if defined(GGML_USE_HIP)\n#include "vendors/hip.h"\n#endif\n',
+            "vendors/hip.h": "#define __trap() do { abort(); __builtin_unreachable(); } while (0)\n",
+            "common.cu": '#include "common.cuh"\n__device__ void stop() { __trap(); }\n__device__ void nap() { __nanosleep(10); }\n',
+        },
+    )
+    document = _scan(root, "--select", "ROCM211")
+    assert _gated(document, root)[("common.cu", "ROCM211")] == "HIP shim: vendors/hip.h:1 defines __trap for HIP"
+    assert [f["line"] for f in document["findings"]] == [3]
+
+
+def test_checks_of_code_hip_compiles_read_the_amd_side_of_a_stack_test(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "k.cu": """
+                #ifdef USE_ROCM
+                __device__ float a(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }
+                #else
+                __device__ float b(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }
+                #endif
+                #if WAVE64
+                __device__ float c(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }
+                #else
+                __device__ float d(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }
+                #endif
+                #ifdef USE_ROCM
+                #define BOUNDS __launch_bounds__(256, 4)
+                #endif
+            """,
+        },
+    )
+    document = _scan(root, "--select", "ROCM003,ROCM207", "--no-project")
+    # ROCM003 reads the AMD side; ROCM207 (a port's own AMD bounds) does not. WAVE64 says nothing
+    # about a GPU stack here, so both of its sides are code HIP may compile.
+    assert [(f["code"], f["line"]) for f in document["findings"]] == [("ROCM003", 3), ("ROCM003", 8), ("ROCM003", 10)]
+    assert sorted((f["code"], f["line"]) for f in document["gated"]) == [("ROCM003", 5), ("ROCM207", 13)]
+
+
+def test_a_project_that_builds_for_amd_only_writes_launch_bounds_for_hip(cwd):
+    files = {
+        "CMakeLists.txt": "project(k LANGUAGES CXX HIP)\nadd_library(k k.hip)  # -Wno-nvcc-compat is a clang flag\n",
+        "k.hip": "__global__ void __launch_bounds__(256, 2) k(float* x) {}\n",
+    }
+    document = _scan(_project(cwd / "amd", files), "--select", "ROCM207")
+    assert document["findings"] == []
+    assert document["gated"][0]["gate"].startswith("the project in amd/ builds for AMD only")
+    files["CMakeLists.txt"] = "if(USE_ROCM)\n  project(k LANGUAGES CXX HIP)\nelse()\n  project(k LANGUAGES CXX CUDA)\nendif()\nadd_library(k k.hip)\n"
+    document = _scan(_project(cwd / "both", files), "--select", "ROCM207")
+    assert [f["line"] for f in document["findings"]] == [1]

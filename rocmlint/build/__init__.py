@@ -52,8 +52,11 @@ class BuildFacts:
     # macro name -> (value or None, where) for macros that build defines on the command line
     defines: dict[str, dict[str, tuple[str | None, Origin]]] = field(default_factory=lambda: {w: {} for w in WORLDS})
     include_dirs: set[str] = field(default_factory=set)  # absolute directories
+    # absolute source path -> why the ROCm build rewrites it with hipify before compiling it
+    hipified: dict[str, str] = field(default_factory=dict)
     files_read: list[str] = field(default_factory=list)  # absolute paths of the build files read
     problems: list[str] = field(default_factory=list)  # "file: why it could not be read"
+    nvidia_toolchain: str | None = None  # the first build file read that names an NVIDIA toolchain
 
     def compile(self, world: str, path: str, origin: Origin) -> None:
         self.compiled[world].setdefault(path, origin)
@@ -68,5 +71,7 @@ class BuildFacts:
             for name, entry in other.defines[world].items():
                 self.defines[world].setdefault(name, entry)
         self.include_dirs |= other.include_dirs
+        for path, why in other.hipified.items():
+            self.hipified.setdefault(path, why)
         self.files_read.extend(f for f in other.files_read if f not in self.files_read)
         self.problems.extend(other.problems)

@@ -484,6 +484,7 @@ class CMakeReader:
         self.conditions: list[tuple[str, int]] = []  # innermost last: (condition text, line)
         self.visits: dict[str, int] = {}
         self.relative_paths: dict[str, str] = {}
+        self.hipify_origin: Origin | None = None  # where the ROCm build calls a hipify step
 
     # --- files ----------------------------------------------------------------------------
 
@@ -687,6 +688,8 @@ class CMakeReader:
 
     def _command(self, command: Command, scope: _Scope) -> None:
         name = command.name
+        if self.world == ROCM and "hipify" in name and self.hipify_origin is None:
+            self.hipify_origin = self._origin(scope, command.line)
         handler = getattr(self, "_cmd_" + name, None)
         if name in self.functions:
             self._call(self.functions[name], command, scope)
@@ -774,11 +777,14 @@ class CMakeReader:
             target.variables[name] = value
         if not definition.is_macro:
             target.parent = scope.variables
+        saved_file = target.list_file
+        target.list_file = definition.file  # origins inside name the file that defines it
         self.depth += 1
         try:
             self._run(list(definition.body), target)
         finally:
             self.depth -= 1
+            target.list_file = saved_file
         target.returned = False
         if definition.is_macro:
             for name, old in saved.items():
@@ -1419,4 +1425,8 @@ def read_cmake(root: str, entries: list[str], read_file, facts: BuildFacts | Non
         for entry in entries:
             scope = reader.new_scope(os.path.dirname(entry))
             reader.run_file(entry, scope)
+        if world == ROCM and reader.hipify_origin is not None:
+            why = f"{reader.hipify_origin.describe()} runs a hipify step on the ROCm build's sources"
+            for path in facts.compiled[ROCM]:
+                facts.hipified.setdefault(path, why)
     return facts

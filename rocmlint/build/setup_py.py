@@ -165,6 +165,10 @@ class SetupPyReader:
         self.depth = 0
         self.returns: list[PyValue] | None = None
         self.source_text = ""
+        self.compiled_here: set[str] = set()
+        # For files other than setup.py: where else a relative source path may point (op
+        # builders name sources relative to the package root, not to themselves).
+        self.resolve_elsewhere = None
 
     # --- driving ---------------------------------------------------------------------------
 
@@ -179,6 +183,16 @@ class SetupPyReader:
         for function in list(self.functions.values()):
             if not function.called:
                 self._call_function(function, [], {}, env, entry=True)
+        if self.world == ROCM:
+            # torch.utils.cpp_extension runs hipify over the sources (and the project headers
+            # they include) of a ROCm build before compiling them (torch/utils/cpp_extension.py).
+            line = next((n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                         and any("cpp_extension" in (a.name or "") for a in n.names) or
+                         isinstance(n, ast.ImportFrom) and (n.module or "").endswith("cpp_extension")), None)
+            if line is not None:
+                why = f"{self.relative}:{line} builds it with torch.utils.cpp_extension, which hipifies it for ROCm"
+                for path in self.compiled_here:
+                    self.facts.hipified.setdefault(path, why)
 
     def _collect(self, tree: ast.Module) -> None:
         for node in ast.walk(tree):
@@ -698,9 +712,12 @@ class SetupPyReader:
             else:
                 path = self._absolute(text)
                 paths = [path] if path and os.path.isfile(path) else self._renamed(path)
+            if not paths and self.resolve_elsewhere is not None:
+                paths = self.resolve_elsewhere(text)
             for path in paths:
                 if path.startswith(self.root):
                     self.facts.compile(self.world, path, item.origin)
+                    self.compiled_here.add(path)
 
     @staticmethod
     def _renamed(path: str | None) -> list[str]:
@@ -843,3 +860,74 @@ def read_setup_py(path: str, root: str, text: str, facts: BuildFacts | None = No
         except RecursionError:
             facts.problems.append(f"{path}: not read: nested too deeply")
     return facts
+
+
+# --- torch extension builders outside setup.py ----------------------------------------------------
+
+_CPP_EXTENSION = re.compile(r"^\s*(?:from\s+torch\.utils(?:\.cpp_extension\s+import|\s+import\s+cpp_extension)|import\s+torch\.utils\.cpp_extension)", re.M)
+
+# A CUDA extension build (SYCL and CPU-only extensions are not hipified).
+_CUDA_BUILD = re.compile(r"\bCUDAExtension\b|\bcpp_extension\.load(?:_inline)?\b|import\b[^\n]*\bload(?:_inline)?\b")
+
+
+def read_extension_builders(root: str, python_files: list[str], sources: list[str], text_of, facts: BuildFacts) -> None:
+    """Python files other than setup.py that build torch extensions (DeepSpeed's op builders,
+    `torch.utils.cpp_extension.load(...)` JIT builds), and the modules beside them that import
+    them: every C/C++ source they name is hipified when the ROCm build compiles it, because
+    `torch.utils.cpp_extension` runs hipify on a ROCm torch. Only the hipify fact is recorded:
+    whether the ROCm build compiles a file at all is for the build files to say."""
+    builders: dict[str, int] = {}
+    for path in python_files:
+        if path in facts.files_read or os.path.basename(path) == "setup.py":
+            continue
+        text = text_of(path)
+        match = _CPP_EXTENSION.search(text) if text and "cpp_extension" in text else None
+        if match and _CUDA_BUILD.search(text):
+            builders[path] = text.count("\n", 0, match.start()) + 1
+    if not builders:
+        return
+    # Modules that import a builder from beside it (`from .builder import CUDAOpBuilder`).
+    users: dict[str, str] = {}
+    stems = {(os.path.dirname(p), os.path.splitext(os.path.basename(p))[0]): p for p in builders}
+    for path in python_files:
+        if path in builders or os.path.basename(path) == "setup.py":
+            continue
+        directory = os.path.dirname(path)
+        text = None
+        for (builder_dir, stem), builder in stems.items():
+            if builder_dir != directory:
+                continue
+            text = text if text is not None else (text_of(path) or "")
+            package = os.path.basename(directory)
+            if re.search(rf"^\s*from\s+(?:\.|{re.escape(package)}\.){re.escape(stem)}\s+import\b", text, re.M):
+                users[path] = builder
+                break
+    by_name: dict[str, list[str]] = {}
+    for source in sources:
+        by_name.setdefault(os.path.basename(source), []).append(source)
+
+    def elsewhere(text: str) -> list[str]:
+        """`csrc/adam/fused_adam.cu` named from op_builder/: every project file with that path tail."""
+        tail = os.path.normpath(text).replace(os.sep, "/").lstrip("./")
+        return [p for p in by_name.get(os.path.basename(tail), []) if p.replace(os.sep, "/").endswith("/" + tail)]
+
+    for path, builder in [(p, p) for p in builders] + list(users.items()):
+        text = text_of(path)
+        if not text:
+            continue
+        try:
+            tree = ast.parse(text, filename=path)
+        except (SyntaxError, ValueError, RecursionError):
+            continue  # not a build file: its problems are the Python checks' to report
+        named = BuildFacts()
+        reader = SetupPyReader(path, root, ROCM, named)
+        reader.resolve_elsewhere = elsewhere
+        try:
+            reader.run(tree, text)
+        except RecursionError:
+            continue
+        builder_at = f"{os.path.relpath(builder, root).replace(os.sep, '/')}:{builders[builder]}"
+        for source, origin in named.compiled[ROCM].items():
+            facts.hipified.setdefault(
+                source, f"{origin.file}:{origin.line} names it for a torch.utils.cpp_extension build ({builder_at}), which hipifies it for ROCm"
+            )

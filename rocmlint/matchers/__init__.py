@@ -45,15 +45,15 @@ def compile_matcher(check) -> Matcher:
         names = metavariables(check.message, rewrite.template if rewrite else None)
         if rewrite and rewrite.capture and rewrite.capture not in names:
             names += (rewrite.capture,)
-        return AstGrepMatcher(spec, where, names)
+        return AstGrepMatcher(spec, where, names, check.check_amd_side)
     if kind == "text":
         from rocmlint.matchers.text import TextMatcher
 
-        return TextMatcher(spec, where)
+        return TextMatcher(spec, where, check.check_amd_side)
     if kind == "function":
         from rocmlint.matchers.function import FunctionMatcher
 
-        return FunctionMatcher(spec, where)
+        return FunctionMatcher(spec, where, check.check_amd_side)
     raise CheckFileError(f"{where}: unknown matcher kind")
 
 

@@ -27,8 +27,9 @@ _METAVAR = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
 
 
 class AstGrepMatcher:
-    def __init__(self, spec: dict, where: str, capture_names: tuple[str, ...] = ()):
+    def __init__(self, spec: dict, where: str, capture_names: tuple[str, ...] = (), check_amd_side: bool = False):
         check_keys(spec, {"rule": dict, "constraints": dict}, where, required=("rule",))
+        self.check_amd_side = check_amd_side
         self.config = {"rule": spec["rule"]}
         if "constraints" in spec:
             self.config["constraints"] = spec["constraints"]
@@ -63,7 +64,7 @@ class AstGrepMatcher:
                 if sub is not None:
                     r = sub.range()
                     captures[name] = Capture(source.text[r.start.index : r.end.index], r.start.index, r.end.index)
-            yield Match(rng.start.index, rng.end.index, gate=gates.reason(rng.start.line + 1), captures=captures)
+            yield Match(rng.start.index, rng.end.index, gate=gates.reason(rng.start.line + 1, self.check_amd_side), captures=captures)
 
 
 def metavariables(*texts: str | None) -> tuple[str, ...]:

@@ -1,7 +1,8 @@
 """The `function` matcher: the escape hatch for logic the declarative matchers cannot say.
 
 Spec keys:
-  function: "package.module:callable" — called as callable(source) and yields Match objects.
+  function: "package.module:callable" — called as callable(source, matcher) and yields Match
+            objects; `matcher.check_amd_side` says how to read preprocessor gates.
 The callable must live inside rocmlint (checks never load code from the scanned project).
 """
 
@@ -14,7 +15,8 @@ from rocmlint.matchers import Match, check_keys
 
 
 class FunctionMatcher:
-    def __init__(self, spec: dict, where: str):
+    def __init__(self, spec: dict, where: str, check_amd_side: bool = False):
+        self.check_amd_side = check_amd_side
         from rocmlint.checks_loader import CheckFileError
 
         check_keys(spec, {"function": str}, where, required=("function",))
@@ -27,4 +29,4 @@ class FunctionMatcher:
             raise CheckFileError(f"{where}.function: cannot load {spec['function']}: {exc}") from exc
 
     def find(self, source) -> Iterator[Match]:
-        return self.function(source)
+        return self.function(source, self)

@@ -4,6 +4,7 @@ container files where no parser is worth its cost.
 Spec keys:
   regex:    a Python regular expression, applied per line; named groups become captures
   comment:  the line-comment prefix of the language ("#", "//"); text after it never matches
+  exclude:  a regular expression; lines it matches (searched from the line's start) are skipped
 """
 
 from __future__ import annotations
@@ -15,19 +16,23 @@ from rocmlint.matchers import Capture, Match, check_keys
 
 
 class TextMatcher:
-    def __init__(self, spec: dict, where: str):
+    def __init__(self, spec: dict, where: str, check_amd_side: bool = False):
+        self.check_amd_side = check_amd_side
         from rocmlint.checks_loader import CheckFileError
 
-        check_keys(spec, {"regex": str, "comment": str}, where, required=("regex",))
+        check_keys(spec, {"regex": str, "comment": str, "exclude": str}, where, required=("regex",))
         try:
             self.regex = re.compile(spec["regex"])
+            self.exclude = re.compile(spec["exclude"]) if "exclude" in spec else None
         except re.error as exc:
-            raise CheckFileError(f"{where}.regex: {exc}") from exc
+            raise CheckFileError(f"{where}: {exc}") from exc
         self.comment = spec.get("comment")
 
     def find(self, source) -> Iterator[Match]:
         gates = source.preprocessor_gates if source.language == "cpp" else None
         for number, line in enumerate(source.lines, start=1):
+            if self.exclude is not None and self.exclude.match(line):
+                continue
             searchable = line
             if self.comment and self.comment in line:
                 searchable = line[: line.index(self.comment)]
@@ -38,5 +43,5 @@ class TextMatcher:
                     for name, value in hit.groupdict().items()
                     if value is not None
                 }
-                gate = gates.reason(number) if gates else None
+                gate = gates.reason(number, self.check_amd_side) if gates else None
                 yield Match(base + hit.start(), base + hit.end(), gate=gate, captures=captures)

@@ -43,9 +43,18 @@ _HEADER_SUFFIXES = frozenset({".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".cui
 # in torch/utils/cpp_extension.py); HIP's own headers need __HIP_PLATFORM_AMD__ on AMD.
 _HIP_BUILD_MACROS = {"__HIP_PLATFORM_AMD__": 1}
 _TORCH_EXTENSION_MACROS = {"USE_ROCM": 1, "HIPBLAS_V2": 1}
-# CUDA warp intrinsics that a HIP shim may redefine for AMD.
+# CUDA warp intrinsics that a HIP shim may redefine for AMD (whether it drops the mask matters).
 _WARP_INTRINSIC = re.compile(r"^__(?:\w+_sync|shfl(?:_up|_down|_xor)?|ballot|activemask|any|all|popc|ffs)$")
+# Any CUDA device intrinsic a HIP shim may supply (`#define __trap() abort()`); names ending in
+# `__` are attributes and qualifiers (`__launch_bounds__`, `__align__`), not intrinsics.
+_DEVICE_INTRINSIC = re.compile(r"^__[a-z]\w*(?<!__)$")
 _MAX_FILES = 200_000
+# What only a build for NVIDIA GPUs names: nvcc and its options, NVIDIA targets, CMake's CUDA
+# language and toolkit. A build with a ROCm side that names none of these builds for AMD only.
+_NVIDIA_TOOLCHAIN = re.compile(
+    r"(?<![\w-])(?i:nvcc)(?![\w-])|CUDA_ARCHITECTURES|-gencode|\bsm_\d+|\bcompute_\d+|TORCH_CUDA_ARCH_LIST|CUDAToolkit|"
+    r"find_package\s*\(\s*CUDA\b|enable_language\s*\(\s*CUDA\b|LANGUAGES[^)\n]*\bCUDA\b|CUDA_HOME|cuda_home"
+)
 # Where projects keep other projects' code (besides git submodules, read from .gitmodules).
 VENDOR_DIRECTORIES = frozenset(
     {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "vendored", "external",
@@ -68,7 +77,7 @@ class Shim:
     name: str
     path: str
     line: int
-    drops_mask: bool
+    drops_mask: bool | None  # None: not a warp intrinsic with a mask
 
 
 @dataclass
@@ -84,6 +93,9 @@ class Overrides:
 class ProjectModel:
     root: str
     has_rocm_side: bool = False
+    # Why the project builds for AMD only (it has a ROCm side and no build file names an NVIDIA
+    # toolchain), or None: there code written for HIP means what HIP says.
+    amd_only: str | None = None
     build_files: list[str] = field(default_factory=list)
     verdicts: dict[str, FileVerdict] = field(default_factory=dict)  # absolute path -> verdict
     # include component id per file, and the macro table of each component
@@ -92,6 +104,7 @@ class ProjectModel:
     shims: dict[str, list[Shim]] = field(default_factory=dict)  # intrinsic -> shims
     shim_users: dict[str, frozenset[str]] = field(default_factory=dict)  # shim file -> files that include it
     vendored: dict[str, str] = field(default_factory=dict)  # vendored directory -> how it is known
+    hipified: dict[str, str] = field(default_factory=dict)  # file -> why the ROCm build hipifies it
     tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
     sources: object | None = None  # the ProjectSources the pass read (directives of every file)
     problems: list[str] = field(default_factory=list)
@@ -123,10 +136,17 @@ class ProjectModel:
             list(sources.directives[path]), sources.line_counts[path], set(sources.guards.get(path, ())), self.macros_for(path)
         )
 
-    def shim_for(self, path: str, callee: str) -> Shim | None:
+    def hipify_gate(self, path: str) -> str | None:
+        """Why the ROCm build rewrites this file with hipify before compiling it, or None."""
+        why = self.hipified.get(os.path.abspath(path))
+        return f"hipified at build time: {why}" if why else None
+
+    def shim_for(self, path: str, callee: str, dropping_mask: bool = True) -> Shim | None:
+        """The HIP shim that redefines `callee` for the files that include it (one that drops
+        the warp mask, unless `dropping_mask` is False), or None."""
         path = os.path.abspath(path)
         for shim in self.shims.get(callee, ()):
-            if shim.drops_mask and path in self.shim_users.get(shim.path, ()):
+            if (shim.drops_mask or not dropping_mask) and path in self.shim_users.get(shim.path, ()):
                 return shim
         return None
 
@@ -178,10 +198,12 @@ def _read_text(path: str, limit: int = 8 * 1024 * 1024) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def _walk(root: str) -> tuple[list[str], list[str]]:
-    """(build files, C/C++ files) under root, skipping VCS, virtual environments and build output."""
+def _walk(root: str) -> tuple[list[str], list[str], list[str]]:
+    """(build files, C/C++ files, Python files) under root, skipping VCS, virtual environments
+    and build output."""
     build_files: list[str] = []
     sources: list[str] = []
+    python_files: list[str] = []
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
             d for d in dirnames
@@ -193,9 +215,15 @@ def _walk(root: str) -> tuple[list[str], list[str]]:
                 build_files.append(os.path.join(directory, name))
             elif os.path.splitext(name)[1].lower() in SOURCE_SUFFIXES:
                 sources.append(os.path.join(directory, name))
+            elif name.endswith(".py"):
+                python_files.append(os.path.join(directory, name))
         if len(sources) > _MAX_FILES:
             break
-    return build_files, sources
+    return build_files, sources, python_files
+
+
+def _without_hash_comments(text: str) -> str:
+    return re.sub(r"(?m)#.*$", "", text)
 
 
 def _read_build(root: str, build_files: list[str], problems: list[str], vendored=lambda path: False) -> tuple[BuildFacts, bool]:
@@ -241,6 +269,9 @@ def _read_build(root: str, build_files: list[str], problems: list[str], vendored
             read(path)
     has_rocm_side = any(_ROCM_TEXT.search(text_of(p) or "") for p in facts.files_read)
     facts.problems.extend(problems)
+    facts.nvidia_toolchain = next(
+        (p for p in facts.files_read if _NVIDIA_TOOLCHAIN.search(_without_hash_comments(text_of(p) or ""))), None
+    )
     return facts, has_rocm_side
 
 
@@ -319,11 +350,21 @@ def build_model(root: str, overrides: Overrides | None = None, known: dict | Non
     root = os.path.abspath(root)
     model = ProjectModel(root)
     model.vendored = {path: "a git submodule" for path in _submodules(root)}
-    build_files, sources = _walk(root)
+    build_files, sources, python_files = _walk(root)
     facts, model.has_rocm_side = _read_build(
         root, build_files, model.problems, lambda path: vendored_directory(model, path) is not None
     )
+    if sources:
+        from rocmlint.build.setup_py import read_extension_builders
+
+        own_python = [p for p in python_files if vendored_directory(model, p) is None]
+        read_extension_builders(root, own_python, sources, _read_text, facts)
     model.build_files = [model.relative(p) for p in facts.files_read]
+    if model.has_rocm_side and facts.files_read and facts.nvidia_toolchain is None:
+        model.amd_only = (
+            f"the project in {os.path.basename(root)}/ builds for AMD only: none of its {len(model.build_files)} build "
+            "files names an NVIDIA toolchain (nvcc, sm_XX, the CUDA language)"
+        )
     _library_directories(model, facts, sources)
     _source_verdicts(model, facts, overrides)
     from rocmlint.project.analysis import analyse_sources

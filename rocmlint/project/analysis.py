@@ -31,6 +31,7 @@ from rocmlint.project import (
     _HEADER_SUFFIXES,
     _HIP_BUILD_MACROS,
     _TORCH_EXTENSION_MACROS,
+    _DEVICE_INTRINSIC,
     _WARP_INTRINSIC,
     FileVerdict,
     Overrides,
@@ -136,6 +137,7 @@ def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], 
 
     _header_verdicts(model, index, walk, cuda_only, sources, include_dirs)
     _orphan_headers(model, index, walk, sources, include_dirs)
+    _hipified(model, facts, index, walk, include_dirs)
     for path in sources:
         if path not in walk.live and path not in model.verdicts:
             directory = vendored_directory(model, path)
@@ -310,6 +312,19 @@ def _orphan_headers(model, index: ProjectSources, walk: _Walk, sources: list[str
                     stack.extend(index.include_targets(path, directive, include_dirs))
 
 
+def _hipified(model, facts: BuildFacts, index: ProjectSources, walk: _Walk, include_dirs) -> None:
+    """Sources a hipifying ROCm build compiles, and the project headers they include."""
+    stack = [(path, why) for path, why in facts.hipified.items()]
+    while stack:
+        path, why = stack.pop()
+        if path in model.hipified:
+            continue
+        model.hipified[path] = why
+        for directive, region in walk.regions.get(path, ()):
+            if directive.keyword in ("include", "include_next") and region.live:
+                stack.extend((target, why) for target in index.include_targets(path, directive, include_dirs))
+
+
 def _component_tables(model, edges: _UnionFind, sources, learned: dict, platform: set, definitions) -> None:
     """Each group of files connected by includes gets the macro facts of its own definitions;
     facts from the CUDA build's command line apply everywhere."""
@@ -335,7 +350,8 @@ def _component_tables(model, edges: _UnionFind, sources, learned: dict, platform
 def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
     shim_files: set[str] = set()
     for name, entries in walk.live_definitions.items():
-        if not _WARP_INTRINSIC.match(name):
+        warp = bool(_WARP_INTRINSIC.match(name))
+        if not warp and not _DEVICE_INTRINSIC.match(name):
             continue
         for definition, in_platform, _ in entries:
             if definition.parameters is None:
@@ -344,10 +360,27 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
             amd_side = in_platform or (sites and all(p for _, p in sites)) or _names_hip(definition.path)
             if not amd_side:
                 continue
-            mask = definition.parameters[0] if definition.parameters else ""
-            drops_mask = bool(mask) and mask not in _IDENT.findall(definition.body)
+            drops_mask = None
+            if warp:
+                mask = definition.parameters[0] if definition.parameters else ""
+                drops_mask = bool(mask) and mask not in _IDENT.findall(definition.body)
             model.shims.setdefault(name, []).append(Shim(name, definition.path, definition.line, drops_mask))
             shim_files.add(definition.path)
+    # Device functions a HIP shim header defines under an intrinsic's name (llama.cpp's
+    # vendors/hip.h defines `__vsub4`, `__vcmpne4`, ... as `__device__` functions).
+    for path in walk.live:
+        sites = walk.include_sites.get(path, [])
+        if not (_names_hip(path) or (sites and all(p for _, p in sites) and not _names_cuda(path))):
+            continue
+        text = _read_text(path)
+        if not text or "__device__" not in text:
+            continue
+        for match in _DEVICE_FUNCTION.finditer(text):
+            name = match.group(1)
+            if _DEVICE_INTRINSIC.match(name) and not any(s.path == path for s in model.shims.get(name, ())):
+                line = text.count("\n", 0, match.start(1)) + 1
+                model.shims.setdefault(name, []).append(Shim(name, path, line, None))
+                shim_files.add(path)
     if not shim_files:
         return
     includers: dict[str, set[str]] = defaultdict(set)
@@ -365,6 +398,15 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
                     users.add(includer)
                     stack.append(includer)
         model.shim_users[shim_file] = frozenset(users)
+
+
+_DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;{}()]*?\b(__[a-z]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?\{")
+
+
+def _names_cuda(path: str) -> bool:
+    from rocmlint.build.worlds import names_cuda
+
+    return names_cuda(os.path.splitext(os.path.basename(path))[0])
 
 
 def _names_hip(path: str) -> bool:

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+// ruleid: ROCM204
 #define WARP_SIZE 32
 
 template <typename T>
@@ -22,7 +23,7 @@ __device__ __forceinline__ unsigned lane_id() {
 }
 
 __device__ __forceinline__ int count_positive(float x) {
-  // ruleid: ROCM003
+  // ruleid: ROCM003, ROCM216
   unsigned mask = __ballot_sync(0xffffffff, x > 0.0f);
   return __popc(mask);
 }

@@ -1,0 +1,415 @@
+"""C/C++ checks that a tree pattern cannot say, as `function` matchers.
+
+Each function takes the SourceFile and its FunctionMatcher and yields Matches; gates come from
+the file's preprocessor structure like the other matchers' (the matcher's `check_amd_side`
+says whether the AMD side of a stack test is read).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterator
+
+from rocmlint.matchers import Capture, Match
+from rocmlint.preprocessor import MacroFact, MacroTable, condition_names_platform, condition_value, scan_directives
+
+# --- ROCM206: __CUDA_ARCH__ feature gates ------------------------------------------------------
+
+_CUDA_ARCH = re.compile(r"\b__CUDA_ARCH__\b")
+# A condition that also asks about the HIP device pass or an AMD target covers AMD already.
+_HIP_DEVICE = re.compile(r"\b(__HIP_DEVICE_COMPILE__|__AMDGCN__|__gfx\w+__|__GFX\d+__)\b")
+
+
+# The device passes of current NVIDIA data-centre GPUs (Ampere, Hopper, Blackwell): what the
+# code's authors tested. A condition HIP reads differently from every one of them sends AMD
+# down a path only the host pass or an older GPU takes.
+_NVIDIA_DEVICE_PASSES = tuple(
+    MacroTable({"__CUDA_ARCH__": MacroFact(True, arch), "__CUDACC__": MacroFact(True, 1), "__NVCC__": MacroFact(True, 1)})
+    for arch in (800, 900, 1000)
+)
+
+
+def cuda_arch_feature_gates(source, matcher) -> Iterator[Match]:
+    """`#if __CUDA_ARCH__ >= 800`, `#ifdef __CUDA_ARCH__`, `#ifndef __CUDA_ARCH__`: HIP-Clang
+    never defines __CUDA_ARCH__, so an AMD build compiles what no current NVIDIA GPU's device
+    pass compiles. Conditions HIP reads as a current NVIDIA GPU does (`defined(__CUDA_ARCH__)
+    && __CUDA_ARCH__ < 800`, a fallback for old GPUs) are left alone."""
+    gates = source.preprocessor_gates
+    for directive in scan_directives(source.text):
+        if directive.keyword not in ("if", "elif", "ifdef", "ifndef", "elifdef", "elifndef"):
+            continue
+        if not _CUDA_ARCH.search(directive.text):
+            continue
+        if condition_names_platform(directive.text) or _HIP_DEVICE.search(directive.text):
+            continue
+        on_hip, _ = condition_value(directive.keyword, directive.text)
+        if on_hip is None:
+            continue
+        if any(bool(condition_value(directive.keyword, directive.text, nvidia)[0]) == bool(on_hip)
+               for nvidia in _NVIDIA_DEVICE_PASSES if condition_value(directive.keyword, directive.text, nvidia)[0] is not None):
+            continue
+        start = source.line_starts[directive.line - 1]
+        line_text = source.line_text(directive.line)
+        end = start + len(line_text.rstrip())
+        text = f"#{directive.keyword} {directive.text}"
+        yield Match(
+            start,
+            end,
+            gate=gates.reason(directive.line, matcher.check_amd_side),
+            captures={"DIRECTIVE": Capture(text if len(text) <= 80 else text[:77] + "...", start, end)},
+        )
+
+
+# --- ROCM209: shared memory over 64 KiB --------------------------------------------------------
+
+# Bytes of the element types shared-memory arrays are declared with.
+_TYPE_BYTES = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1, "__nv_fp8_e4m3": 1,
+    "__nv_fp8_e5m2": 1, "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "half": 2, "__half": 2,
+    "at::Half": 2, "c10::Half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2, "bfloat16": 2, "at::BFloat16": 2,
+    "c10::BFloat16": 2, "__hip_bfloat16": 2, "half2": 4, "__half2": 4, "__nv_bfloat162": 4, "int": 4,
+    "unsigned": 4, "unsigned int": 4, "int32_t": 4, "uint32_t": 4, "float": 4, "char4": 4, "uchar4": 4,
+    "long long": 8, "unsigned long long": 8, "int64_t": 8, "uint64_t": 8, "double": 8, "float2": 8, "int2": 8,
+    "uint2": 8, "size_t": 8, "float4": 16, "int4": 16, "uint4": 16, "double2": 16, "double4": 32,
+}
+_SHARED_ARRAY = re.compile(
+    r"__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+|alignas\s*\(\s*\d+\s*\)\s+|static\s+|volatile\s+)*"
+    r"(?P<type>(?:unsigned\s+|signed\s+)?(?:long\s+long|[A-Za-z_][\w:]*))\s+"
+    r"(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]\[]+\]\s*)+)"
+)
+_DYNAMIC_ATTRIBUTE = re.compile(
+    r"\b(?:cudaFuncSetAttribute|hipFuncSetAttribute)\s*\([^;]*?(?:cudaFuncAttributeMaxDynamicSharedMemorySize|"
+    r"hipFuncAttributeMaxDynamicSharedMemorySize)\s*,\s*(?P<size>[^;]+?)\)\s*;",
+    re.S,
+)
+_DEFINE_INT = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+\(?\s*([0-9][0-9xXa-fA-F']*)[uUlL]*\s*\)?[ \t]*$", re.M)
+_CONST_INT = re.compile(r"\b(?:constexpr|const)\s+(?:static\s+)?(?:unsigned\s+)?(?:int|size_t|unsigned|int32_t|uint32_t|int64_t)\s+([A-Za-z_]\w*)\s*=\s*([0-9][0-9']*)[uUlL]*\s*;")
+LDS_LIMIT = 64 * 1024
+
+
+def _integer(expression: str, names: dict[str, int]) -> int | None:
+    """A size expression of integer literals, known names, `*`, `+`, `-`, `/`, `<<`, `sizeof`."""
+    expression = re.sub(r"sizeof\s*\(\s*([^()]+?)\s*\)", lambda m: str(_TYPE_BYTES.get(m.group(1).strip(), -1)), expression)
+    if "-1" in expression and re.search(r"(?<![\w)])-1\b", expression):
+        return None
+    tokens = re.findall(r"0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*|<<|>>|[-+*/()]", expression)
+    if "".join(tokens) != re.sub(r"\s+|[uUlL](?=\W|$)|'", "", expression):
+        return None
+    parts = []
+    for token in tokens:
+        if token[0].isalpha() or token[0] == "_":
+            if token not in names:
+                return None
+            parts.append(str(names[token]))
+        else:
+            parts.append(str(int(token, 0)) if token[0].isdigit() else token)
+    try:
+        tree = ast.parse(" ".join(parts), mode="eval")
+    except SyntaxError:
+        return None
+    return _arithmetic(tree.body)
+
+
+_OPERATIONS = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a // b if b else None, ast.LShift: lambda a, b: a << b if 0 <= b < 64 else None,
+    ast.RShift: lambda a, b: a >> b if 0 <= b < 64 else None,
+}
+
+
+def _arithmetic(node: ast.AST) -> int | None:
+    """Integer arithmetic on literals only (the expression was built from C integer tokens)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATIONS:
+        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        if left is None or right is None:
+            return None
+        return _OPERATIONS[type(node.op)](left, right)
+    return None
+
+
+def shared_memory_over_64k(source, matcher) -> Iterator[Match]:
+    """Static `__shared__` arrays, and opted-in dynamic shared memory, above 64 KiB per block."""
+    text = source.text
+    names: dict[str, int] = {}
+    for pattern in (_DEFINE_INT, _CONST_INT):
+        for match in pattern.finditer(text):
+            value = _integer(match.group(2), {})
+            if value is not None:
+                names.setdefault(match.group(1), value)
+    gates = source.preprocessor_gates
+    literal_free = _code_only(source)
+    for match in _SHARED_ARRAY.finditer(literal_free):
+        element = _TYPE_BYTES.get(" ".join(match.group("type").split()))
+        if element is None:
+            continue
+        size = element
+        for dimension in re.findall(r"\[([^\]\[]+)\]", match.group("dims")):
+            value = _integer(dimension, names)
+            if value is None:
+                size = None
+                break
+            size *= value
+        if size is None or size <= LDS_LIMIT:
+            continue
+        yield _size_match(source, gates, matcher, match.start(), match.end(), size)
+    for match in _DYNAMIC_ATTRIBUTE.finditer(literal_free):
+        size = _integer(match.group("size"), names)
+        if size is not None and size > LDS_LIMIT:
+            yield _size_match(source, gates, matcher, match.start(), match.end(), size)
+
+
+def _size_match(source, gates, matcher, start: int, end: int, size: int) -> Match:
+    line, _ = source.position(start)
+    kib = f"{size / 1024:g} KiB"
+    return Match(start, end, gate=gates.reason(line, matcher.check_amd_side), captures={"SIZE": Capture(kib, start, end)})
+
+
+def _code_only(source) -> str:
+    """The file with comments and string literals blanked (same offsets)."""
+    from rocmlint.cuda_syntax import blank_comments_and_literals
+
+    return blank_comments_and_literals(source.text)
+
+
+# --- ROCM215: per-lane arrays sized 32 ----------------------------------------------------------
+
+# An array declaration statement: qualifiers, an element type, the name, then its dimensions.
+_ARRAY_DECLARATION = re.compile(
+    r"^[ \t]*(?:(?:__shared__|static|volatile|const|constexpr|__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\))\s+)*"
+    r"(?:unsigned\s+|signed\s+)?[A-Za-z_][\w:]*(?:\s*<[^;<>]*>)?\s+"
+    r"(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]\[;]+\]\s*)+)\s*(?:;|=|\{)",
+    re.M,
+)
+# Index expressions that name a lane of the warp.
+_LANE_INDEX = re.compile(
+    r"^\s*(?:lane|lane_id|laneId|laneid|lane_idx|lane_index|laneIdx|__lane_id\s*\(\s*\)|"
+    r"(?:threadIdx\.x|tid)\s*(?:%\s*32|&\s*(?:31|0x1[fF]))[uU]?)\s*$"
+)
+
+
+def lane_arrays_sized_32(source, matcher) -> Iterator[Match]:
+    """Arrays with a dimension of 32 that the file indexes by lane in that dimension: a
+    64-lane wavefront indexes past the end."""
+    text = _code_only(source)
+    gates = source.preprocessor_gates
+    declared: dict[str, tuple[int, int, list[int]]] = {}
+    for match in _ARRAY_DECLARATION.finditer(text):
+        dimensions = re.findall(r"\[([^\]\[;]+)\]", match.group("dims"))
+        sized_32 = [i for i, d in enumerate(dimensions) if re.fullmatch(r"\s*32[uU]?\s*", d)]
+        if sized_32:
+            name_start = match.start("name")
+            declared.setdefault(match.group("name"), (name_start, match.end("dims"), sized_32))
+    if not declared:
+        return
+    use = re.compile(r"\b(" + "|".join(map(re.escape, declared)) + r")\s*((?:\[[^\]\[;]*(?:\[[^\]\[;]*\][^\]\[;]*)*\]\s*)+)")
+    flagged: set[str] = set()
+    for match in use.finditer(text):
+        name = match.group(1)
+        start, end, sized_32 = declared[name]
+        if name in flagged or match.start() == start:
+            continue
+        subscripts = _subscripts(match.group(2))
+        if any(i < len(subscripts) and _LANE_INDEX.match(subscripts[i]) for i in sized_32):
+            flagged.add(name)
+            line, _ = source.position(start)
+            yield Match(
+                start, end, gate=gates.reason(line, matcher.check_amd_side),
+                captures={"NAME": Capture(name, start, start + len(name))},
+            )
+
+
+def _subscripts(text: str) -> list[str]:
+    """`[a][b[c]]` -> ["a", "b[c]"] (one level of nesting)."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char == "[":
+            depth += 1
+            if depth == 1:
+                current = ""
+                continue
+        elif char == "]":
+            depth -= 1
+            if depth == 0:
+                parts.append(current)
+                continue
+        if depth >= 1:
+            current += char
+    return parts
+
+
+# --- ROCM004: inline PTX, decided by the assembly's grammar ---------------------------------------
+
+_ASM_KEYWORD = re.compile(r"\b(asm|__asm__|__asm)\b(?:\s*(?:volatile|__volatile__|goto|inline)\b)*\s*\(")
+# PTX opcodes (PTX ISA 8.x "Instructions"). A dotted opcode counts as PTX only when its base is
+# one of these and one of its suffixes is PTX vocabulary, which RISC-V (`fcvt.s.w`, `add.uw`,
+# `fence.i`), MIPS (`cvt.s.w`, `mov.d`) and Arm (`b.eq`) mnemonics never are; GCN/RDNA
+# (`v_add_f32`, `s_waitcnt`, `buffer_load_dword`) and x86 mnemonics have no dots at all.
+_PTX_OPCODES = frozenset("""
+    abs activemask add addc alloca and applypriority atom bar barrier bfe bfi bfind bmsk bra brev
+    brkpt brx call clusterlaunchcontrol clz cnot copysign cos cp createpolicy cvt cvta discard div
+    dp2a dp4a elect ex2 exit fence fma fns getctarank griddepcontrol isspacep istypeof ld ldmatrix
+    ldu lg2 lop3 mad mad24 madc mapa match max mbarrier membar min mma mov movmatrix mul mul24
+    multimem nanosleep neg not or pmevent popc prefetch prefetchu prmt rcp red redux rem ret rsqrt
+    sad selp set setmaxnreg setp shf shfl shl shr sin slct sqrt st stackrestore stacksave stmatrix
+    sub subc suld suq sured sust szext tanh tcgen05 tensormap testp tex tld4 trap txq vabsdiff vadd
+    vmad vmax vmin vote vset vshl vshr vsub wgmma wmma xor
+""".split())
+_PTX_SUFFIXES = frozenset("""
+    u8 u16 u32 u64 s8 s16 s32 s64 b1 b4 b8 b16 b32 b64 b128 f16 f16x2 bf16 bf16x2 f32 f64 tf32
+    e4m3 e5m2 e4m3x2 e5m2x2 e2m1 e2m1x2 e2m3 e3m2 ue8m0 u4 s4 pred global shared local const
+    param generic cta gpu sys cluster relaxed acquire release acq_rel sc weak volatile mmio sync
+    aligned approx ftz sat satfinite rn rz rm rp rni rzi rmi rpi full NaN xorsign relu gl nc v2 v4
+    v8 x1 x2 x4 trans arrive wait red commit_group wait_group wait_all wait_group_read ca cg cs lu
+    cv wb wt idx up down bfly any all ballot uni hi lo wide cc lt le gt ge eq ne equ neu ltu leu
+    gtu geu num nan proxy async bulk tensor tile im2col expect_tx complete_tx try_wait test_wait
+    arrive_drop noinc inc dec exch cas popc collective row col m8n8 m16n8k8 m16n8k16 m16n8k32
+    m16n8k64 m16n8k256 m64n8k16 shiftl shiftr clamp wrap mode warpgroup fence_proxy_async
+    L1 L2 evict_normal evict_first evict_last no_allocate 64B 128B 256B
+""".split())
+_PTX_SPECIAL = re.compile(
+    r"%%?(?:laneid|warpid|nwarpid|smid|nsmid|gridid|clock|clock64|clock_hi|globaltimer|globaltimer_lo|"
+    r"globaltimer_hi|lanemask_(?:eq|le|lt|ge|gt)|ntid|nctaid|ctaid|cluster\w*|dynamic_smem_size|total_smem_size|"
+    r"aggr_smem_size|reserved_smem\w*|envreg\d+|pm\d+)\b"
+)
+_PTX_DECLARATION = re.compile(r"(?:^|[;{\s])(\.(?:reg|shared|local|param)\s+\.[a-z]\w*)")
+_PTX_BARE = re.compile(r"(?:^|[;{}\s])(?:trap|exit|brkpt|pmevent)\s*(?:;|$)")
+_INSTRUCTION = re.compile(r"(?:^|[;{}\n]|\)\s*)\s*(?:@!?%?\w+\s+)?(?:[A-Za-z_$][\w$]*:\s*)?([a-z][a-z0-9_]*)((?:\.[A-Za-z0-9_:]+)+)")
+
+
+def ptx_evidence(template: str) -> str | None:
+    """What marks an inline assembly template as PTX (an opcode, a special register, a `.reg`
+    declaration), or None for other assembly (GCN/RDNA, x86, Arm, RISC-V) and empty barriers."""
+    for match in _INSTRUCTION.finditer(template):
+        base, suffixes = match.group(1), match.group(2)
+        if base in _PTX_OPCODES and any(part.split("::")[0] in _PTX_SUFFIXES for part in suffixes[1:].split(".")):
+            return base + suffixes
+    special = _PTX_SPECIAL.search(template)
+    if special:
+        return special.group(0)
+    declaration = _PTX_DECLARATION.search(template)
+    if declaration:
+        return declaration.group(1)
+    bare = _PTX_BARE.search(template)
+    return bare.group(0).strip(" ;{}") if bare else None
+
+
+def _literal_text(literal: str) -> str:
+    """The characters of a C string literal (prefixes dropped, common escapes decoded)."""
+    raw = re.match(r'^(?:u8|u|U|L)?R"([^(]*)\((.*)\)\1"$', literal, re.S)
+    if raw:
+        return raw.group(2)
+    body = re.sub(r'^(?:u8|u|U|L)?"', "", literal)
+    body = body[:-1] if body.endswith('"') else body
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+
+
+def inline_ptx_asm(source, matcher) -> Iterator[Match]:
+    """GNU inline assembly whose template is PTX. The template's string literals are read up to
+    the first `:` (preprocessor lines inside the statement skipped, so `#if` inside `asm(...)`
+    works); a statement inside a `#define` is reported at the `#define`."""
+    from rocmlint.cuda_syntax import _scan_literals
+
+    text = source.text
+    spans = _scan_literals(text)
+    code = list(text)
+    for start, end, _ in spans:
+        for i in range(start, end):
+            if code[i] != "\n":
+                code[i] = " "
+    code_only = "".join(code)
+    literals = [(s, e) for s, e, is_comment in spans if not is_comment]
+    directives = scan_directives(text)
+    directive_lines: dict[int, object] = {}
+    for directive in directives:
+        for line in range(directive.line, directive.last_line + 1):
+            directive_lines[line] = directive
+    gates = source.preprocessor_gates
+    reported_defines: set[int] = set()
+    for keyword in _ASM_KEYWORD.finditer(code_only):
+        open_paren = keyword.end() - 1
+        close = _matching_paren(code_only, open_paren)
+        colon = code_only.find(":", open_paren, close)
+        template_end = close if colon < 0 else colon
+        keyword_line, _ = source.position(keyword.start())
+        macro = directive_lines.get(keyword_line)
+        in_define = macro is not None and macro.keyword == "define"
+        pieces: list[tuple[int, str]] = []
+        skipped_directive = False
+        for start, end in literals:
+            if start < open_paren or start >= template_end:
+                continue
+            line, _ = source.position(start)
+            if not in_define and line in directive_lines:
+                continue
+            if pieces and not in_define:
+                # literals on either side of an `#if` line are alternatives, not one string
+                skipped_directive = any(n in directive_lines for n in range(pieces[-1][0] + 1, line))
+            piece = _literal_text(text[start:end])
+            pieces.append((line, ("\n" + piece) if skipped_directive else piece))
+        evidence = ptx_evidence("".join(piece for _, piece in pieces))
+        if evidence is None:
+            continue
+        if in_define:
+            if macro.line in reported_defines:
+                continue
+            reported_defines.add(macro.line)
+            name = re.match(r"\s*([A-Za-z_]\w*)", macro.text)
+            start = source.line_starts[macro.line - 1]
+            end = start + len(source.line_text(macro.line).rstrip())
+            word = name.group(1) if name else keyword.group(1)
+            yield Match(start, end, gate=gates.reason(macro.line, matcher.check_amd_side),
+                        captures={"KEYWORD": Capture(word, start, end), "EVIDENCE": Capture(evidence, start, end)})
+            continue
+        # The statement is HIP code if any line that carries PTX is.
+        ptx_lines = [line for line, piece in pieces if ptx_evidence(piece)] or [keyword_line]
+        reasons = [gates.reason(line, matcher.check_amd_side) for line in ptx_lines]
+        gate = None if any(r is None for r in reasons) else reasons[0]
+        start, end = keyword.start(), keyword.start() + len(keyword.group(1))
+        yield Match(start, end, gate=gate,
+                    captures={"KEYWORD": Capture(keyword.group(1), start, end), "EVIDENCE": Capture(evidence, start, end)})
+
+
+def _matching_paren(code: str, open_paren: int) -> int:
+    depth = 0
+    for i in range(open_paren, len(code)):
+        char = code[i]
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        elif char == ";" and depth <= 1:
+            return i  # an unbalanced statement: stop at its end
+    return len(code)
+
+
+# --- ROCM211: intrinsics HIP does not provide ------------------------------------------------------
+
+_MISSING_IN_HIP = re.compile(
+    r"\b(__trap|__brkpt|__nanosleep|__ld(?:cv|lu|ca|cg|cs)|__st(?:cg|cs|wb|wt)|__prof_trigger|__pm[0-3]|"
+    r"__v(?:abs|absdiff[su]|absss|add|addss|addus|avg[su]|cmp(?:eq|ne|[gl][et][su])|haddu|max[su]|min[su]|neg|"
+    r"negss|sad[su]|set(?:eq|ne|[gl][et][su])|sub|subss|subus)[24])\s*\("
+)
+# Words that may stand before a call; any other identifier there makes it a declaration.
+_BEFORE_CALL = frozenset({"return", "else", "case", "do", "throw", "co_return", "co_yield", "sizeof", "decltype", "noexcept"})
+
+
+def intrinsics_missing_in_hip(source, matcher) -> Iterator[Match]:
+    """Calls of CUDA device intrinsics that HIP does not declare. Declarations and definitions
+    of the same names (a project's HIP shim: `__device__ int __vsub4(int a, int b)`) are not
+    calls."""
+    code = _code_only(source)
+    gates = source.preprocessor_gates
+    for match in _MISSING_IN_HIP.finditer(code):
+        before = re.search(r"([A-Za-z_]\w*|[^\s\w])\s*$", code[max(0, match.start() - 64) : match.start()])
+        if before and (before.group(1)[0].isalpha() or before.group(1)[0] == "_") and before.group(1) not in _BEFORE_CALL:
+            continue
+        if before and before.group(1) in ("*", "&") and re.search(r"[A-Za-z_]\w*\s*[*&]\s*$", code[max(0, match.start() - 64) : match.start()]):
+            continue  # `int* __ldcs(...)` declares it
+        line, _ = source.position(match.start())
+        start, end = match.start(1), match.end(1)
+        yield Match(start, end, gate=gates.reason(line, matcher.check_amd_side), captures={"FUNC": Capture(match.group(1), start, end)})

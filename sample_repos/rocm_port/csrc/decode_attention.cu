@@ -1,0 +1,73 @@
+// Decode attention for the benchmark harness (scripts/benchmark.py builds it with nvcc or hipcc).
+#ifdef USE_ROCM
+#include <hip/hip_runtime.h>
+#include <hipblas/hipblas.h>
+#include <miopen/miopen.h>
+#else
+#include <cuda_runtime.h>
+// ok: ROCM213
+#include <cublas_v2.h>
+// ok: ROCM214
+#include <cudnn.h>
+#endif
+
+#include "warp_utils.cuh"
+
+constexpr int kHeadDim = 128;
+// 64 lanes on AMD Instinct (CDNA), 32 on NVIDIA: the most lanes any target has.
+#if defined(__HIP_PLATFORM_AMD__)
+constexpr int kMaxLanes = 64;
+constexpr int kTileHeadDim = 64;  // 2 x 64 x 128 x 4 bytes = 64 KiB of LDS
+#else
+constexpr int kMaxLanes = 32;
+constexpr int kTileHeadDim = kHeadDim;
+#endif
+
+__device__ float max_across_warp(float v) {
+  for (int offset = warpSize / 2; offset > 0; offset /= 2) {
+    v = fmaxf(v, __shfl_xor_sync(FULL_WARP_MASK, v, offset, warpSize));
+  }
+  return v;
+}
+
+__device__ float load_query(const float* q, int i) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __ldg(q + i);
+#else
+  return q[i];
+#endif
+}
+
+__device__ void wait_for_kv(volatile int* ready) {
+  while (*ready == 0) {
+#ifdef USE_ROCM
+    __builtin_amdgcn_s_sleep(2);
+#else
+    // ok: ROCM211
+    __nanosleep(100);
+#endif
+  }
+}
+
+#if defined(__HIP_PLATFORM_AMD__)
+// CU mode: 2 blocks x 256 threads / (64 lanes x 2) = 4 wavefronts per SIMD.
+#define ATTENTION_BOUNDS __launch_bounds__(256, 4)
+#else
+// ok: ROCM207
+#define ATTENTION_BOUNDS __launch_bounds__(256, 2)
+#endif
+
+__global__ void ATTENTION_BOUNDS decode_attention(const float* q, const float* k, const float* alibi, float* out,
+                                                  int n) {
+  __shared__ float k_tile[2][kTileHeadDim][kHeadDim];
+  __shared__ float lane_scores[kMaxLanes];
+  extern __shared__ float head_max[];
+  const int lane = threadIdx.x % warpSize;
+  float score = load_query(q, threadIdx.x) * k[threadIdx.x];
+  lane_scores[lane] = max_across_warp(score);
+  k_tile[0][lane][0] = score;
+  head_max[0] = __ldg(alibi + blockIdx.x);
+  const warp_mask_t above = __ballot_sync(__activemask(), score > head_max[0]);
+  __syncthreads();
+  out[blockIdx.x * n + threadIdx.x] = lane_scores[lane] + k_tile[0][lane][0] + (above != 0);
+}
