@@ -162,6 +162,7 @@ class SetupPyReader:
         self.functions: dict[str, _Function] = {}
         self.aliases: dict[str, str] = {}
         self.conditions: list[tuple[str, int]] = []
+        self.call_conditions: list[tuple[str, int]] = []  # the conditions of the calls being run
         self.depth = 0
         self.returns: list[PyValue] | None = None
         self.source_text = ""
@@ -372,6 +373,7 @@ class SetupPyReader:
             return UNKNOWN
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
+                self.facts.reach(self.world, (self.path, node.lineno, node.col_offset), self.call_conditions + self.conditions)
                 return _const(node.value, (Item(node.value, self._origin(node.lineno)),))
             if isinstance(node.value, (bool, int, float)) or node.value is None:
                 return _const(node.value)
@@ -612,8 +614,9 @@ class SetupPyReader:
                 local[name] = value
         for parameter in parameters[len(args):]:
             local.setdefault(parameter, UNKNOWN)
-        saved_returns, saved_conditions = self.returns, self.conditions
+        saved_returns, saved_conditions, saved_calls = self.returns, self.conditions, self.call_conditions
         self.returns = []
+        self.call_conditions = saved_calls + saved_conditions
         self.conditions = []  # reasons name conditions inside the function, where they are
         self.depth += 1
         try:
@@ -621,7 +624,7 @@ class SetupPyReader:
             returns = self.returns
         finally:
             self.depth -= 1
-            self.returns, self.conditions = saved_returns, saved_conditions
+            self.returns, self.conditions, self.call_conditions = saved_returns, saved_conditions, saved_calls
         merged = returns[0] if returns else _const(None)
         for other in returns[1:]:
             merged = _join(merged, other)
