@@ -163,6 +163,7 @@ class SetupPyReader:
         self.aliases: dict[str, str] = {}
         self.conditions: list[tuple[str, int]] = []
         self.call_conditions: list[tuple[str, int]] = []  # the conditions of the calls being run
+        self.record_reach = True
         self.depth = 0
         self.returns: list[PyValue] | None = None
         self.source_text = ""
@@ -177,9 +178,19 @@ class SetupPyReader:
         self._block(tree.body, env)
         # Functions and methods the file never calls are entry points of someone else's
         # build (setup hooks, op builders): what they return or hand on is compiled.
+        called_somewhere = {
+            node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
+        }
         for function in list(self.functions.values()):
             if not function.called:
-                self._call_function(function, [], {}, env, entry=True)
+                # A function this build never calls but the other build does is not reached
+                # here, though it is walked for what it would compile.
+                self.record_reach = function.node.name not in called_somewhere
+                try:
+                    self._call_function(function, [], {}, env, entry=True)
+                finally:
+                    self.record_reach = True
 
     def _collect(self, tree: ast.Module) -> None:
         for node in ast.walk(tree):
@@ -373,7 +384,8 @@ class SetupPyReader:
             return UNKNOWN
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
-                self.facts.reach(self.world, (self.path, node.lineno, node.col_offset), self.call_conditions + self.conditions)
+                if self.record_reach:
+                    self.facts.reach(self.world, (self.path, node.lineno, node.col_offset), self.call_conditions + self.conditions)
                 return _const(node.value, (Item(node.value, self._origin(node.lineno)),))
             if isinstance(node.value, (bool, int, float)) or node.value is None:
                 return _const(node.value)
