@@ -179,3 +179,26 @@ def test_bad_build_files_are_read_as_far_as_they_go(tmp_path):
     assert _hits(tmp_path / "compose.yaml", "services: [\n") == []
     assert _hits(tmp_path / "requirements.txt", "not a requirement ((\n--weird\n") == []
     assert _hits(tmp_path / "setup.py", "def (:\n", "python") == []
+
+
+def test_pins_installed_from_a_rocm_index_are_rocm_builds(tmp_path):
+    hits = _hits(tmp_path / "install.sh", "pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/rocm6.2\npip install torch==2.5.1\n")
+    assert [(h[1], h[3] is None) for h in hits] == [(1, False), (2, True)]
+    hits = _hits(tmp_path / "requirements.txt", "--extra-index-url https://download.pytorch.org/whl/rocm6.2\ntorch==2.5.1\n")
+    assert [h[3] for h in hits] == ["installed from the ROCm index https://download.pytorch.org/whl/rocm6.2"]
+
+
+def test_files_for_other_platforms_and_vendored_files_are_gated(tmp_path):
+    root = _write(tmp_path, {"pyproject.toml": "[project]\nname='x'\n", "third_party/lib/Dockerfile": "FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n",
+                             "docker/cuda_simple/Dockerfile": "FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n"})
+    assert stack_of_name("xpu.txt") == "other" and stack_of_name("Dockerfile.s390x") == "other"
+    assert file_gate(os.path.join(root, "requirements", "xpu.txt")).startswith("other-platform")
+    assert file_gate(os.path.join(root, "third_party", "lib", "Dockerfile")).startswith("vendored code: under `third_party/`")
+    assert file_gate(os.path.join(root, "docker", "cuda_simple", "Dockerfile")) == "CUDA-only file: it is in the `cuda_simple/` directory"
+
+
+def test_a_local_install_after_cd_names_no_known_project(tmp_path):
+    root = _write(tmp_path, {"setup.py": "from setuptools import setup\nsetup(install_requires=['torch==2.4.0'])\n"})
+    path = os.path.join(root, "scripts", "build.sh")
+    assert [h[0] for h in _hits(path, "pip install -e .\n")] == ["ROCM311"]
+    assert _hits(path, "git clone https://example.org/other.git\ncd other\npip install .\n") == []

@@ -84,7 +84,7 @@ def read_dockerfile(view: BuildView, source, file_gate: str | None) -> None:
             if per_stage and len(words) >= 3 and words[1].lower() == "as":
                 stack = stack_of_name(words[2])
                 if stack:
-                    stage_gate = f"in the stage `{words[2]}`, which is for {'ROCm' if stack == 'rocm' else 'CUDA'}"
+                    stage_gate = f"in the stage `{words[2]}`, which is for {'ROCm' if stack == 'rocm' else ('CUDA' if stack == 'cuda' else 'another platform')}"
             gate = _join(file_gate, stage_gate)
             ref = words[0]
             at = raw.find(ref)

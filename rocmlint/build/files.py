@@ -98,6 +98,7 @@ class BuildView:
     images: list[Image] = field(default_factory=list)
     installs: list[LocalInstall] = field(default_factory=list)
     cmake: list = field(default_factory=list)  # (Command, gate) for CMake files
+    directory_changes: list[int] = field(default_factory=list)  # where shell code runs `cd`/`pushd`
     _unit: int = 0
 
     def next_unit(self) -> int:
@@ -112,8 +113,13 @@ _VENDOR_DIRECTORY = re.compile(r"(?:cuda|cu\d{2,3}|nvidia|rocm|hip|amd)(?:[-_.]?
 _DEFAULT_NAMES = {"Dockerfile", "Containerfile", "requirements.txt", "environment.yml", "environment.yaml"}
 
 
+# Platforms ROCm never runs on, or that a ROCm machine never installs for.
+_OTHER_PLATFORM = re.compile(r"(?:^|[^a-z0-9])(cpu|xpu|tpu|hpu|neuron|s390x|ppc64le|macos|darwin|mps|metal|zen)(?:[^a-z0-9]|$)")
+
+
 def stack_of_name(name: str) -> str | None:
-    """"rocm" or "cuda" when a file or directory name says which GPU stack it is for."""
+    """"rocm" or "cuda" when a file or directory name says which GPU stack it is for, "other"
+    when it names a platform that is neither (`requirements/xpu.txt`, `Dockerfile.s390x`)."""
     stem = name.lower()
     for suffix in (".txt", ".in", ".yml", ".yaml", ".dockerfile", ".sh", ".toml", ".env"):
         if stem.endswith(suffix):
@@ -122,7 +128,7 @@ def stack_of_name(name: str) -> str | None:
     rocm = names_rocm(stem)
     cuda = names_cuda(stem) or bool(_CUDA_VERSION_WORD.search(stem))
     if rocm == cuda:
-        return None
+        return "other" if not rocm and _OTHER_PLATFORM.search(stem) else None
     return "rocm" if rocm else "cuda"
 
 
@@ -132,11 +138,16 @@ def file_gate(path: str) -> str | None:
     stack = stack_of_name(name)
     if stack:
         return f"{_STACK_NAMES[stack]}-only file: its name `{name}` says so"
-    parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
-    if _VENDOR_DIRECTORY.fullmatch(parent or ""):
+    absolute = os.path.abspath(path)
+    directory = os.path.dirname(absolute)
+    parent = os.path.basename(directory)
+    if _VENDOR_DIRECTORY.fullmatch(parent or "") or (directory != project_directory(absolute) and stack_of_name(parent)):
         stack = stack_of_name(parent)
         if stack:
             return f"{_STACK_NAMES[stack]}-only file: it is in the `{parent}/` directory"
+    vendored = _vendored(absolute)
+    if vendored:
+        return f"vendored code: under `{vendored}/`, another project's files that this project's build does not use"
     if name in _DEFAULT_NAMES:
         sibling = _rocm_sibling(os.path.abspath(path))
         if sibling:
@@ -144,7 +155,22 @@ def file_gate(path: str) -> str | None:
     return None
 
 
-_STACK_NAMES = {"rocm": "ROCm", "cuda": "CUDA"}
+_STACK_NAMES = {"rocm": "ROCm", "cuda": "CUDA", "other": "other-platform (neither ROCm nor CUDA)"}
+
+
+def _vendored(path: str) -> str | None:
+    """The vendor directory (`third_party`, `3rdparty`, `vendor`, ...) a file sits under, below
+    its project's root."""
+    from rocmlint.project import VENDOR_DIRECTORIES, find_project_root
+
+    root = find_project_root(os.path.dirname(path))
+    if root is None:
+        return None
+    parts = os.path.relpath(path, root).replace(os.sep, "/").split("/")[:-1]
+    for index, part in enumerate(parts):
+        if part.lower() in VENDOR_DIRECTORIES:
+            return "/".join(parts[: index + 1])
+    return None
 
 
 @lru_cache(maxsize=1024)
@@ -237,6 +263,9 @@ _OPTION_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-i", "--inde
 def _requirements(view: BuildView, source) -> None:
     gate = file_gate(source.path)
     text = source.text
+    rocm_index = re.search(r"(?m)^\s*(?:-i|--index-url|--extra-index-url|-f|--find-links)[\s=]+(\S*rocm\S*)", text)
+    if rocm_index and gate is None:
+        gate = f"installed from the ROCm index {rocm_index.group(1)}"
     offset = 0
     lines = text.split("\n")
     index = 0
@@ -657,6 +686,7 @@ def _shell_code(view: BuildView, shell_text: str, base_gate: str | None, path: s
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         return
+    view.directory_changes.extend(c.start for c in script.commands if c.name in ("cd", "pushd"))
     for command in script.commands:
         gate = _join(base_gate, gate_of(command.start) if gate_of else None, command.gate)
         unit = view.next_unit()
@@ -685,6 +715,10 @@ def _pip_install(view: BuildView, command, gate: str | None, path: str) -> None:
         return
     words = words[1:]
     no_deps = "--no-deps" in texts
+    rocm_index = next((t for t in texts if "://" in t and "rocm" in t.lower()), None)
+    if rocm_index:
+        # pip picks the ROCm build from a ROCm index (its local version sorts above PyPI's).
+        gate = gate or f"installed from the ROCm index {rocm_index}"
     index = 0
     while index < len(words):
         word = words[index]
@@ -713,6 +747,8 @@ def _local_install(view: BuildView, command, target, gate, path: str, no_deps: b
     text = target.text.split("[", 1)[0]
     if "://" in text or "$" in text or not (text.startswith((".", "/")) or text == "."):
         return
+    if any(start < command.start for start in view.directory_changes):
+        return  # a `cd` ran before: which project `.` is cannot be known from here
     base = project_directory(path)
     directory = os.path.normpath(os.path.join(base, text)) if not os.path.isabs(text) else text
     shown = f"pip install {'-e ' if editable else ''}{target.text}"

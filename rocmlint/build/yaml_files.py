@@ -25,6 +25,7 @@ from rocmlint.build.shell import names_stack
 
 _SHELL_KEYS = {"run", "script", "before_script", "after_script", "commands", "command", "entrypoint", "steps_script"}
 _ENV_KEYS = {"env", "environment", "variables"}
+_FOR = {"rocm": "ROCm", "cuda": "CUDA", "other": "another platform (neither ROCm nor CUDA)"}
 _CONDA_SPEC = re.compile(r"^(?:([A-Za-z0-9_.-]+)::)?([A-Za-z0-9_.-]+)\s*(.*)$")
 
 
@@ -83,7 +84,7 @@ class _Reader:
                 child_gate = gate
                 stack = stack_of_name(name) if isinstance(value, yaml.MappingNode) else None
                 if stack:
-                    child_gate = _join(gate, f"in `{name}`, which is for {'ROCm' if stack == 'rocm' else 'CUDA'}")
+                    child_gate = _join(gate, f"in `{name}`, which is for {_FOR[stack]}")
                 self.entry(name, key_node, value, child_gate, depth, conda)
         elif isinstance(node, yaml.SequenceNode):
             for item in node.value:
