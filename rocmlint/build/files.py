@@ -158,6 +158,11 @@ def file_gate(path: str) -> str | None:
 _STACK_NAMES = {"rocm": "ROCm", "cuda": "CUDA", "other": "other-platform (neither ROCm nor CUDA)"}
 
 
+def _vendored_reason(path: str) -> str | None:
+    vendored = _vendored(path)
+    return f"vendored code: under `{vendored}/`, another project's files that this project's build does not use" if vendored else None
+
+
 def _vendored(path: str) -> str | None:
     """The vendor directory (`third_party`, `3rdparty`, `vendor`, ...) a file sits under, below
     its project's root."""
@@ -411,8 +416,9 @@ def _cmake(view: BuildView, source) -> None:
 
     path = os.path.abspath(source.path)
     facts = cmake_facts(path, source.text)
+    vendored = _vendored_reason(path)
     for command in parse_cmake(source.text):
-        gate = facts.gate((path, command.line)) if facts is not None else None
+        gate = _join(facts.gate((path, command.line)) if facts is not None else None, vendored)
         view.cmake.append((command, gate))
         unit = view.next_unit()
         for argument in command.arguments:
@@ -526,11 +532,12 @@ def _makefile(view: BuildView, source) -> None:
         facts = None
     logical_start = 1
     continued = False
+    vendored = _vendored_reason(path)
     for number, line in enumerate(source.lines, start=1):
         if not continued:
             logical_start = number
         continued = line.endswith("\\")
-        gate = facts.gate((path, logical_start)) if facts is not None else None
+        gate = _join(facts.gate((path, logical_start)) if facts is not None else None, vendored)
         base = source.line_starts[number - 1]
         code = line if line.startswith("\t") else line.split("#", 1)[0]
         unit = view.next_unit()
@@ -559,6 +566,7 @@ def _setup_py(view: BuildView, source) -> None:
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
     units: dict[int, int] = {}
+    vendored = _vendored_reason(path)
     dependency_strings = _setup_dependency_strings(tree)
     libraries = {
         id(element)
@@ -571,7 +579,7 @@ def _setup_py(view: BuildView, source) -> None:
         parent = parents.get(id(node))
         if isinstance(parent, ast.JoinedStr):
             continue  # part of an f-string: computed, not written out
-        gate = facts.gate((path, node.lineno, node.col_offset))
+        gate = _join(facts.gate((path, node.lineno, node.col_offset)), vendored)
         start, end = _python_span(source, node)
         if id(node) in dependency_strings:
             extra = dependency_strings[id(node)]
