@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-LANGUAGES = ("python", "cpp", "cmake", "make", "dockerfile", "shell", "requirements", "pyproject", "yaml")
+LANGUAGES = ("python", "cpp", "cmake", "make", "dockerfile", "shell", "requirements", "pyproject", "yaml", "dotenv")
 SEVERITIES = ("error", "warning", "note")
 PRECISIONS = ("very-high", "high", "medium", "low")
 SAFETIES = ("safe", "unsafe")

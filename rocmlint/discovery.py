@@ -78,7 +78,7 @@ def discover(paths: list[Path], excludes: Excludes) -> Iterator[Target]:
     seen: set[str] = set()
     for given in paths:
         if given.is_file() or (given.exists() and not given.is_dir()):
-            language = language_of(given.name)
+            language = language_of(str(given))
             if language and str(given.resolve()) not in seen:
                 seen.add(str(given.resolve()))
                 yield Target(_display(given), language)
@@ -113,7 +113,7 @@ def _walk(top: Path, excludes: Excludes, seen: set[str]) -> Iterator[Target]:
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
-            language = language_of(name)
+            language = language_of(os.path.join(directory, name))
             if language is None:
                 continue
             path = here / name

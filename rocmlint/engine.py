@@ -273,7 +273,7 @@ def scan(request: ScanRequest) -> ScanResult:
     for path in request.paths:
         # A file named on the command line that rocmlint cannot read as any language is said
         # so, rather than silently counted as clean.
-        if path.is_file() and language_of(path.name) is None:
+        if path.is_file() and language_of(str(path)) is None:
             result.problems.append(Problem(path.as_posix(), "not a file type rocmlint checks (see README: which files)"))
     jobs = request.jobs or os.cpu_count() or 1
     max_size = request.config.max_file_size

@@ -28,6 +28,7 @@ _BY_SUFFIX = {
     ".yml": "yaml",
     ".yaml": "yaml",
     ".dockerfile": "dockerfile",
+    ".env": "dotenv",
 }
 _BY_NAME = {
     "CMakeLists.txt": "cmake",
@@ -37,20 +38,28 @@ _BY_NAME = {
     "Dockerfile": "dockerfile",
     "Containerfile": "dockerfile",
     "pyproject.toml": "pyproject",
+    ".env": "dotenv",
 }
 _BY_GLOB = (
     ("requirements*.txt", "requirements"),
     ("requirements*.in", "requirements"),
     ("constraints*.txt", "requirements"),
     ("Dockerfile.*", "dockerfile"),
+    ("Dockerfile-*", "dockerfile"),
+    ("Containerfile.*", "dockerfile"),
     ("*.Dockerfile", "dockerfile"),
+    (".env.*", "dotenv"),
 )
+# Folders of requirements files named for what they are for (`requirements/cuda.txt`).
+_REQUIREMENTS_DIRECTORIES = {"requirements", "reqs"}
 
 
 def language_of(path: str) -> str | None:
     name = os.path.basename(path)
     if name in _BY_NAME:
         return _BY_NAME[name]
+    if name.endswith((".txt", ".in")) and os.path.basename(os.path.dirname(path)) in _REQUIREMENTS_DIRECTORIES:
+        return "requirements"
     suffix = os.path.splitext(name)[1].lower()
     if suffix in _BY_SUFFIX:
         return _BY_SUFFIX[suffix]

@@ -83,6 +83,13 @@ class SourceFile:
         return PreprocessorGates(self.text, self.macros) if self.macros is not None else PreprocessorGates(self.text)
 
     @cached_property
+    def build_view(self):
+        """What a build, packaging or container file says (rocmlint.build.files)."""
+        from rocmlint.build.files import build_view
+
+        return build_view(self)
+
+    @cached_property
     def suppressions(self):
         from rocmlint.suppress import Suppressions
 

@@ -8,6 +8,7 @@ plus rules about the checks themselves.
 
 import importlib
 import re
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ from rocmlint.checks_loader import catalog_files, load_catalog
 from rocmlint.engine import apply_fixes, check_source
 from rocmlint.source import SourceFile
 
+REPO = Path(__file__).resolve().parent.parent
 CATALOG = load_catalog()
 DEFAULT_FILE = {"python": "example.py", "cpp": "example.cu"}
 
@@ -23,7 +25,9 @@ def _source(check, example) -> SourceFile:
     path = example.file or DEFAULT_FILE.get(check.languages[0], "example.txt")
     from rocmlint.languages import language_of
 
-    return SourceFile(path, example.code, language_of(path) or check.languages[0])
+    # Build-file checks look at the example's neighbours (the project `pip install .` installs,
+    # a ROCm Dockerfile beside a default one): examples name paths inside this repository.
+    return SourceFile(str(REPO / path), example.code, language_of(path) or check.languages[0])
 
 
 INVALID = [pytest.param(c, e, id=f"{c.id}-invalid-{i}") for c in CATALOG for i, e in enumerate(c.invalid_examples)]

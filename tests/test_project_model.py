@@ -349,7 +349,7 @@ def test_gated_hits_in_text_and_sarif(cwd, capsys):
     )
     assert main(["scan", root]) == 0
     text = capsys.readouterr().out
-    assert "Found 0 findings (2 files checked, 1 gated hit not reported: --show-gated lists them)." in text
+    assert "Found 0 findings (3 files checked, 1 gated hit not reported: --show-gated lists them)." in text  # a.cu, b.cu, CMakeLists.txt
     assert main(["scan", root, "--show-gated"]) == 0
     text = capsys.readouterr().out
     assert "b.cu:1:" in text and "    gated: CUDA-only: CMakeLists.txt:4 (under `else of if(USE_ROCM)`, line 3)" in text

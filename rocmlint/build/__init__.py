@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rocmlint.build.worlds import CUDA, ROCM, WORLDS
+from rocmlint.build.worlds import CUDA, ROCM, WORLDS, names_cuda, names_rocm
 
 __all__ = ["BuildFacts", "Origin", "SOURCE_SUFFIXES", "ROCM", "CUDA", "WORLDS", "is_source_path"]
 
@@ -57,6 +57,21 @@ class BuildFacts:
     files_read: list[str] = field(default_factory=list)  # absolute paths of the build files read
     problems: list[str] = field(default_factory=list)  # "file: why it could not be read"
     nvidia_toolchain: str | None = None  # the first build file read that names an NVIDIA toolchain
+    # Which build reaches each statement of a build file, and under which conditions (outermost
+    # first): (absolute path, line) for CMake commands and Makefile lines, (absolute path, line,
+    # column) for setup.py strings. The build-file checks gate a hit that only one build reaches.
+    reached: dict[str, dict[tuple, tuple[tuple[str, int], ...]]] = field(default_factory=lambda: {w: {} for w in WORLDS})
+
+    def reach(self, world: str, key: tuple, conditions) -> None:
+        self.reached[world].setdefault(key, tuple(conditions))
+
+    def gate(self, key: tuple) -> str | None:
+        """Why only one build reaches a statement (None: both do, or neither was walked to it)."""
+        rocm, cuda = self.reached[ROCM].get(key), self.reached[CUDA].get(key)
+        if (rocm is None) == (cuda is None):
+            return None
+        only, conditions = ("CUDA", cuda) if rocm is None else ("ROCm", rocm)
+        return f"{only} build only: {_describe_conditions(conditions, key)}"
 
     def compile(self, world: str, path: str, origin: Origin) -> None:
         self.compiled[world].setdefault(path, origin)
@@ -66,6 +81,8 @@ class BuildFacts:
 
     def merge(self, other: "BuildFacts") -> None:
         for world in WORLDS:
+            for key, conditions in other.reached[world].items():
+                self.reached[world].setdefault(key, conditions)
             for path, origin in other.compiled[world].items():
                 self.compiled[world].setdefault(path, origin)
             for name, entry in other.defines[world].items():
@@ -75,3 +92,13 @@ class BuildFacts:
             self.hipified.setdefault(path, why)
         self.files_read.extend(f for f in other.files_read if f not in self.files_read)
         self.problems.extend(other.problems)
+
+
+def _describe_conditions(conditions: tuple[tuple[str, int], ...], key: tuple) -> str:
+    """The condition that says which vendor: the outermost one that names a GPU stack, else the
+    innermost one; a statement under none is reached only through how the build reads it."""
+    if not conditions:
+        return f"the other build never reaches line {key[1]}"
+    named = [c for c in conditions if names_rocm(c[0]) or names_cuda(c[0])]
+    text, line = named[0] if named else conditions[-1]
+    return f"under `{text}` (line {line})"

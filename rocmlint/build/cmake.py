@@ -42,6 +42,9 @@ class Argument:
     text: str
     kind: str  # "unquoted", "quoted" or "bracket"
     line: int
+    # Where the argument is written: offsets into the file text, quotes and brackets included.
+    start: int = -1
+    end: int = -1
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class Command:
     name: str  # lower case: CMake command names are case-insensitive
     arguments: tuple[Argument, ...]
     line: int
+    start: int = -1  # offset of the command name in the file text
+    end: int = -1  # offset just after its closing parenthesis
 
 
 class CMakeSyntaxError(ValueError):
@@ -89,7 +94,7 @@ def parse_cmake(text: str) -> list[Command]:
                 i = n if end < 0 else end
                 continue
             arguments, i, line = _arguments(text, j + 1, line)
-            commands.append(Command(name, tuple(arguments), start_line))
+            commands.append(Command(name, tuple(arguments), start_line, match.start(), i))
     return commands
 
 
@@ -120,13 +125,13 @@ def _arguments(text: str, i: int, line: int) -> tuple[list[Argument], int, int]:
             i, line = _skip_comment(text, i, line)
         elif ch == "(":
             depth += 1
-            arguments.append(Argument("(", "unquoted", line))
+            arguments.append(Argument("(", "unquoted", line, i, i + 1))
             i += 1
         elif ch == ")":
             if depth == 0:
                 return arguments, i + 1, line
             depth -= 1
-            arguments.append(Argument(")", "unquoted", line))
+            arguments.append(Argument(")", "unquoted", line, i, i + 1))
             i += 1
         elif ch == '"':
             start_line = line
@@ -145,7 +150,7 @@ def _arguments(text: str, i: int, line: int) -> tuple[list[Argument], int, int]:
                     line += 1
                 parts.append(text[j])
                 j += 1
-            arguments.append(Argument("".join(parts), "quoted", start_line))
+            arguments.append(Argument("".join(parts), "quoted", start_line, i, min(n, j + 1)))
             i = j + 1
         elif ch == "[" and _BRACKET_OPEN.match(text, i):
             bracket = _BRACKET_OPEN.match(text, i)
@@ -155,7 +160,7 @@ def _arguments(text: str, i: int, line: int) -> tuple[list[Argument], int, int]:
             body = text[bracket.end() : end]
             if body.startswith("\n"):
                 body = body[1:]
-            arguments.append(Argument(body, "bracket", line))
+            arguments.append(Argument(body, "bracket", line, i, min(n, end + len(close))))
             line += text.count("\n", i, end)
             i = min(n, end + len(close))
         else:
@@ -179,7 +184,7 @@ def _arguments(text: str, i: int, line: int) -> tuple[list[Argument], int, int]:
                 j += 1
             raw = text[start:j]
             line += raw.count("\n")
-            arguments.append(Argument(raw, "unquoted", line - raw.count("\n")))
+            arguments.append(Argument(raw, "unquoted", line - raw.count("\n"), start, j))
             i = j
     return arguments, i, line
 
@@ -485,6 +490,7 @@ class CMakeReader:
         self.visits: dict[str, int] = {}
         self.relative_paths: dict[str, str] = {}
         self.hipify_origin: Origin | None = None  # where the ROCm build calls a hipify step
+        self.body_files: list[str] = []  # files of the function bodies being run, innermost last
 
     # --- files ----------------------------------------------------------------------------
 
@@ -687,6 +693,8 @@ class CMakeReader:
     # --- commands --------------------------------------------------------------------------
 
     def _command(self, command: Command, scope: _Scope) -> None:
+        where = self.body_files[-1] if self.body_files else scope.list_file
+        self.facts.reach(self.world, (where, command.line), self.conditions)
         name = command.name
         if self.world == ROCM and "hipify" in name and self.hipify_origin is None:
             self.hipify_origin = self._origin(scope, command.line)
@@ -780,11 +788,13 @@ class CMakeReader:
         saved_file = target.list_file
         target.list_file = definition.file  # origins inside name the file that defines it
         self.depth += 1
+        self.body_files.append(definition.file)
         try:
             self._run(list(definition.body), target)
         finally:
             self.depth -= 1
             target.list_file = saved_file
+            self.body_files.pop()
         target.returned = False
         if definition.is_macro:
             for name, old in saved.items():

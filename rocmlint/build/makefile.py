@@ -106,6 +106,7 @@ class MakefileReader:
             condition = next(((f[2], f[3]) for f in reversed(frames)), (None, None))
             origin = Origin(self.relative, line_number, condition[0], condition[1])
             certain = all(frame[0] is True for frame in frames)
+            self.facts.reach(self.world, (self.path, line_number), [(f[2], f[3]) for f in frames])
             self._line(code, origin, certain)
 
     def _line(self, code: str, origin: Origin, certain: bool) -> None:

@@ -162,6 +162,8 @@ class SetupPyReader:
         self.functions: dict[str, _Function] = {}
         self.aliases: dict[str, str] = {}
         self.conditions: list[tuple[str, int]] = []
+        self.call_conditions: list[tuple[str, int]] = []  # the conditions of the calls being run
+        self.record_reach = True
         self.depth = 0
         self.returns: list[PyValue] | None = None
         self.source_text = ""
@@ -180,9 +182,19 @@ class SetupPyReader:
         self._block(tree.body, env)
         # Functions and methods the file never calls are entry points of someone else's
         # build (setup hooks, op builders): what they return or hand on is compiled.
+        called_somewhere = {
+            node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
+        }
         for function in list(self.functions.values()):
             if not function.called:
-                self._call_function(function, [], {}, env, entry=True)
+                # A function this build never calls but the other build does is not reached
+                # here, though it is walked for what it would compile.
+                self.record_reach = function.node.name not in called_somewhere
+                try:
+                    self._call_function(function, [], {}, env, entry=True)
+                finally:
+                    self.record_reach = True
         if self.world == ROCM:
             # torch.utils.cpp_extension runs hipify over the sources (and the project headers
             # they include) of a ROCm build before compiling them (torch/utils/cpp_extension.py).
@@ -386,6 +398,8 @@ class SetupPyReader:
             return UNKNOWN
         if isinstance(node, ast.Constant):
             if isinstance(node.value, str):
+                if self.record_reach:
+                    self.facts.reach(self.world, (self.path, node.lineno, node.col_offset), self.call_conditions + self.conditions)
                 return _const(node.value, (Item(node.value, self._origin(node.lineno)),))
             if isinstance(node.value, (bool, int, float)) or node.value is None:
                 return _const(node.value)
@@ -626,8 +640,9 @@ class SetupPyReader:
                 local[name] = value
         for parameter in parameters[len(args):]:
             local.setdefault(parameter, UNKNOWN)
-        saved_returns, saved_conditions = self.returns, self.conditions
+        saved_returns, saved_conditions, saved_calls = self.returns, self.conditions, self.call_conditions
         self.returns = []
+        self.call_conditions = saved_calls + saved_conditions
         self.conditions = []  # reasons name conditions inside the function, where they are
         self.depth += 1
         try:
@@ -635,7 +650,7 @@ class SetupPyReader:
             returns = self.returns
         finally:
             self.depth -= 1
-            self.returns, self.conditions = saved_returns, saved_conditions
+            self.returns, self.conditions, self.call_conditions = saved_returns, saved_conditions, saved_calls
         merged = returns[0] if returns else _const(None)
         for other in returns[1:]:
             merged = _join(merged, other)

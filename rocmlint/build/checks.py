@@ -1,0 +1,414 @@
+"""The ROCM3xx checks' matchers: build, packaging and container files.
+
+Each function takes a SourceFile and yields Matches over its build view
+(`rocmlint.build.files`), where every token, setting, dependency and image already carries its
+position and the reason it is gated. The tables below hold the facts the checks encode, each
+with its source.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from typing import Iterator
+
+from rocmlint.matchers import Capture, Match
+
+
+def _capture(text: str, start: int, end: int) -> Capture:
+    return Capture(text, start, end)
+
+
+def _match(start: int, end: int, gate: str | None, **captures: str) -> Match:
+    return Match(start, end, gate=gate, captures={k: _capture(v, start, end) for k, v in captures.items()})
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- ROCM301: NVIDIA GPU architectures written into the build -------------------------------
+
+# nvcc's architecture options (nvcc documentation, "Options for Steering GPU Code Generation")
+# and clang's CUDA spelling. A value that names an `sm_`/`compute_` number is hard-coded.
+_NV_ARCH_FLAG = re.compile(r"^-{1,2}(?:gencode|generate-code|arch|gpu-architecture|gpu-code|code|cuda-gpu-arch)$")
+_NV_ARCH_VALUE = re.compile(r"(?:compute|sm)_\d{2,3}[a-z]?\b")
+_NV_ARCH_WORD = re.compile(
+    r"^-{1,2}(?:gencode|generate-code|arch|gpu-architecture|gpu-code|code|cuda-gpu-arch)=.*(?:compute|sm)_\d{2,3}"
+    r"|(?:^|[,\s\"'])(?:arch|code)=\[?(?:compute|sm)_\d{2,3}"
+    r"|^-DCMAKE_CUDA_ARCHITECTURES=[\"']?\d"
+)
+# Settings that pick NVIDIA targets: CMake's (CMAKE_)CUDA_ARCHITECTURES and CUDAARCHS, and
+# PyTorch's TORCH_CUDA_ARCH_LIST (torch.utils.cpp_extension; ignored by ROCm builds, which read
+# PYTORCH_ROCM_ARCH).
+_NV_ARCH_SETTINGS = {"CMAKE_CUDA_ARCHITECTURES", "CUDA_ARCHITECTURES", "CUDAARCHS", "TORCH_CUDA_ARCH_LIST"}
+_DETECTED = {"native", "all", "all-major", ""}
+
+
+def nvidia_arch(source, matcher) -> Iterator[Match]:
+    view = source.build_view
+    previous = {}
+    for token in view.tokens:
+        flag_before = previous.get(token.unit)
+        previous[token.unit] = token.text
+        text = token.text
+        if _NV_ARCH_WORD.search(text) or (flag_before and _NV_ARCH_FLAG.match(flag_before) and _NV_ARCH_VALUE.search(text)):
+            yield _match(token.start, token.end, token.gate, FOUND=_short(text),
+                         EFFECT="HIP-Clang does not take nvcc's architecture options, and a ROCm build needs AMD targets")
+    for setting in view.settings:
+        if setting.name in _NV_ARCH_SETTINGS and setting.kind != "arg" or (setting.kind == "arg" and setting.name == "TORCH_CUDA_ARCH_LIST"):
+            value = setting.value.strip().strip("\"'")
+            if value.lower() in _DETECTED or "$" in value or not re.search(r"\d", value):
+                continue
+            yield _match(setting.start, setting.end, setting.gate, FOUND=_short(f"{setting.name}={value}"),
+                         EFFECT="a ROCm build ignores it and gets no AMD target list from it")
+
+
+# --- ROCM302: AMD target lists that go stale -------------------------------------------------
+
+_GFX = re.compile(r"gfx[0-9a-f]{3,4}(?:-[0-9]-generic)?|gfx\d+-\d*-?generic", re.IGNORECASE)
+_OFFLOAD = re.compile(r"^-{1,2}(?:offload-arch|amdgpu-target|cuda-gpu-arch)=(\S+)$")
+_AMD_ARCH_SETTING = re.compile(r"ARCH|TARGET", re.IGNORECASE)
+# CDNA data-center targets older than gfx950 (MI100 gfx908, MI200 gfx90a, MI300 gfx940-942):
+# a list that builds for them is meant for Instinct GPUs, and without gfx950 MI350X/MI355X get
+# no code object (ROCm 7.0 added gfx950; LLVM AMDGPU usage, processor table).
+_OLDER_CDNA = {"gfx908", "gfx90a", "gfx940", "gfx941", "gfx942"}
+_COVERS_GFX950 = {"gfx950", "gfx9-4-generic"}
+
+
+def amd_arch_list(source, matcher) -> Iterator[Match]:
+    view = source.build_view
+    groups: dict[int, list] = {}
+    for token in view.tokens:
+        offload = _OFFLOAD.match(token.text)
+        if offload:
+            groups.setdefault(token.unit, []).append((token, _GFX.findall(offload.group(1))))
+    for tokens in groups.values():
+        names = [n.lower() for _, found in tokens for n in found]
+        first, last = tokens[0][0], tokens[-1][0]
+        yield from _stale(names, first.start, last.end, first.gate, " ".join(f"--offload-arch={n}" for n in names))
+    for setting in view.settings:
+        if not _AMD_ARCH_SETTING.search(setting.name) or "SUPPORTED" in setting.name.upper():
+            continue
+        names = [n.lower() for n in _GFX.findall(setting.value)]
+        if names:
+            yield from _stale(names, setting.start, setting.end, setting.gate, f"{setting.name}={';'.join(names)}")
+
+
+def _stale(names: list[str], start: int, end: int, gate, shown: str) -> Iterator[Match]:
+    present = set(names)
+    if not present & _OLDER_CDNA or present & _COVERS_GFX950:
+        return
+    missing = "gfx950 (MI350X/MI355X)" if present & {"gfx940", "gfx941", "gfx942"} else "gfx942 (MI300) and gfx950 (MI350X/MI355X)"
+    yield _match(start, end, gate, LIST=_short(shown), MISSING=missing)
+
+
+# --- ROCM303: the CUDA toolkit required by CMake ---------------------------------------------
+
+_PROJECT_KEYWORDS = {"VERSION", "DESCRIPTION", "HOMEPAGE_URL", "LANGUAGES"}
+
+
+def cuda_toolkit_required(source, matcher) -> Iterator[Match]:
+    for command, gate in source.build_view.cmake:
+        words = [a.text for a in command.arguments]
+        found = None
+        if command.name == "find_package" and words and words[0] in ("CUDA", "CUDAToolkit") and "REQUIRED" in words:
+            found = f"find_package({words[0]} REQUIRED)"
+        elif command.name == "enable_language" and "CUDA" in words:
+            found = "enable_language(CUDA)"
+        elif command.name == "project" and len(words) > 1:
+            languages = words[words.index("LANGUAGES") + 1 :] if "LANGUAGES" in words else words[1:]
+            languages = [w for w in languages if w not in _PROJECT_KEYWORDS]
+            if "CUDA" in languages and not ("VERSION" in words and "LANGUAGES" not in words):
+                found = f"project({words[0]} ... CUDA)"
+        if found:
+            yield _match(command.start, command.end, gate, FOUND=found)
+
+
+# --- ROCM304: NVIDIA libraries linked --------------------------------------------------------
+
+# NVIDIA library -> (what it is, what a ROCm build links instead). Library mapping from the HIP
+# porting guide and the ROCm libraries' CMake packages (hip::host, roc::hipblas, ...).
+_NV_LIBRARIES = {
+    "cudart": ("the CUDA runtime", "amdhip64 (CMake `hip::host`)"),
+    "cudart_static": ("the CUDA runtime", "amdhip64 (CMake `hip::host`)"),
+    "cuda": ("the CUDA driver API", "amdhip64 (CMake `hip::host`)"),
+    "cuda_driver": ("the CUDA driver API", "amdhip64 (CMake `hip::host`)"),
+    "cublas": ("cuBLAS", "hipblas (`roc::hipblas`) or rocblas"),
+    "cublaslt": ("cuBLASLt", "hipblaslt (`roc::hipblaslt`)"),
+    "curand": ("cuRAND", "hiprand (`hip::hiprand`)"),
+    "cufft": ("cuFFT", "hipfft (`hip::hipfft`)"),
+    "cufftw": ("cuFFTW", "hipfft (`hip::hipfft`)"),
+    "cusparse": ("cuSPARSE", "hipsparse (`roc::hipsparse`)"),
+    "cusolver": ("cuSOLVER", "hipsolver (`roc::hipsolver`)"),
+    "cudnn": ("cuDNN", "MIOpen (`MIOpen`), a manual port"),
+    "nccl": ("NCCL", "RCCL (`rccl`)"),
+    "nvrtc": ("NVRTC", "hiprtc (`hiprtc::hiprtc`)"),
+    "nvtoolsext": ("NVTX", "roctx64 (roctracer)"),
+    "nvtx3": ("NVTX", "roctx64 (roctracer)"),
+    "nvidia-ml": ("NVML", "amd_smi (AMD SMI)"),
+    "nvml": ("NVML", "amd_smi (AMD SMI)"),
+    "cupti": ("CUPTI", "rocprofiler-sdk"),
+    "nvjitlink": ("nvJitLink", "the AMD code object tools (comgr)"),
+    "culibos": ("CUDA's culibos", "nothing: HIP needs no such library"),
+}
+_LINK_FLAG = re.compile(r"^-l(" + "|".join(re.escape(k) for k in _NV_LIBRARIES) + r")$", re.IGNORECASE)
+_CUDA_TARGET = re.compile(r"CUDA::(\w+)")
+_LINK_COMMANDS = {"target_link_libraries", "link_libraries"}
+
+
+def _within(source, token, hit: re.Match) -> tuple[int, int]:
+    """The span of a regex hit inside a token, where the token's text is written as it is."""
+    if source.text[token.start : token.end] == token.text:
+        return token.start + hit.start(), token.start + hit.end()
+    return token.start, token.end
+
+
+def nvidia_libraries(source, matcher) -> Iterator[Match]:
+    view = source.build_view
+    for token in view.tokens:
+        for hit in _CUDA_TARGET.finditer(token.text):
+            library = hit.group(1).lower().replace("_static", "")
+            what, instead = _NV_LIBRARIES.get(library, ("a CUDA toolkit library", "its HIP/ROCm counterpart"))
+            start, end = _within(source, token, hit)
+            yield _match(start, end, token.gate, LIB=hit.group(0), WHAT=what, INSTEAD=instead)
+        flag = _LINK_FLAG.match(token.text)
+        if flag:
+            what, instead = _NV_LIBRARIES[flag.group(1).lower()]
+            yield _match(token.start, token.end, token.gate, LIB=token.text, WHAT=what, INSTEAD=instead)
+    for command, gate in view.cmake:
+        if command.name not in _LINK_COMMANDS:
+            continue
+        for argument in command.arguments:
+            name = argument.text.lower()
+            if argument.kind == "unquoted" and name in _NV_LIBRARIES and name != "cuda":
+                what, instead = _NV_LIBRARIES[name]
+                yield _match(argument.start, argument.end, gate, LIB=argument.text, WHAT=what, INSTEAD=instead)
+
+
+# --- ROCM305: nvcc register and ptxas options ------------------------------------------------
+
+_NVCC_REGISTER_FLAG = re.compile(r"^-{1,2}(?:maxrregcount|maxregcount)(?:[=\s]\S*)?$|^-Xptxas(?:[=\s]\S*)?$|^--ptxas-options(?:=\S*)?$")
+
+
+def nvcc_register_flags(source, matcher) -> Iterator[Match]:
+    for token in source.build_view.tokens:
+        if _NVCC_REGISTER_FLAG.match(token.text):
+            yield _match(token.start, token.end, token.gate, FLAG=_short(token.text, 40))
+
+
+# --- ROCM306 / ROCM307: dependencies ---------------------------------------------------------
+
+_NVML = ("NVIDIA's NVML bindings: NVML needs NVIDIA's driver, and installed beside a ROCm build of PyTorch "
+         "it has broken `torch.cuda.device_count()` (pytorch/pytorch#133259)")
+# canonical name (or regex) -> why it is NVIDIA-only
+_NVIDIA_PACKAGES: list[tuple[re.Pattern, str]] = [
+    (re.compile(r"^(?:pynvml|nvidia-ml-py3?)$"), _NVML),
+    (re.compile(r"^nvidia-.*"), "an NVIDIA package: CUDA libraries or tools that only NVIDIA GPUs use"),
+    (re.compile(r"^cupy-cuda\w*$"), "CuPy built for CUDA; CuPy's ROCm build is installed separately"),
+    (re.compile(r"^jax-cuda\d*-(?:plugin|pjrt)$"), "JAX's CUDA plugin; ROCm uses AMD's ROCm plugin for JAX"),
+    (re.compile(r"^(?:tensorrt(?:-.*)?|torch-tensorrt)$"), "TensorRT, NVIDIA-only (ROCm's counterpart is MIGraphX)"),
+    (re.compile(r"^(?:pycuda|cuda-python|cuda-bindings)$"), "bindings to the CUDA driver and runtime"),
+    (re.compile(r"^onnxruntime-gpu$"), "ONNX Runtime's CUDA build (ROCm uses onnxruntime-rocm or the MIGraphX provider)"),
+    (re.compile(r"^bitsandbytes-cuda\d+$"), "an old CUDA-only build of bitsandbytes"),
+    (re.compile(r"^flashinfer-python$"), "FlashInfer, whose kernels are written for NVIDIA GPUs"),
+    (re.compile(r"^xformers$"), "PyPI's xformers wheels are CUDA builds; ROCm builds come from the PyTorch ROCm index"),
+]
+# conda packages of the CUDA toolkit (conda-forge `cuda-*`, defaults `cudatoolkit`, pytorch's
+# `pytorch-cuda` selector).
+_CONDA_CUDA = re.compile(r"^(?:cudatoolkit(?:-dev)?|pytorch-cuda|cuda-toolkit|cuda-nvcc|cuda-runtime|cuda-libraries(?:-dev)?|cudnn|nccl|cuda-cudart(?:-dev)?|cuda-version)$")
+_CUDA_LOCAL = re.compile(r"\+cu\d{2,3}")
+_CUDA_EXTRA = re.compile(r"^cuda\d*(?:[-_].*)?$|^cu\d{2,3}$")
+
+
+def nvidia_package_reason(dependency) -> str | None:
+    """Why a dependency installs something only NVIDIA GPUs can use, or None."""
+    local = _CUDA_LOCAL.search(dependency.specifier) or (dependency.url and _CUDA_LOCAL.search(dependency.url))
+    if local:
+        return f"a CUDA build (`{local.group(0)}` in its version)"
+    if dependency.conda:
+        if _CONDA_CUDA.match(dependency.name) or (dependency.url or "").lower() == "nvidia":
+            return "a conda package of NVIDIA's CUDA toolkit"
+        return None
+    if dependency.name in ("jax", "jaxlib") and any(_CUDA_EXTRA.match(e) for e in dependency.extras):
+        extra = next(e for e in dependency.extras if _CUDA_EXTRA.match(e))
+        return f"JAX with its CUDA extra `[{extra}]`; ROCm uses AMD's ROCm plugin for JAX"
+    for pattern, reason in _NVIDIA_PACKAGES:
+        if pattern.match(dependency.name):
+            return reason
+    return None
+
+
+def nvidia_packages(source, matcher) -> Iterator[Match]:
+    for dependency in source.build_view.dependencies:
+        reason = nvidia_package_reason(dependency)
+        if reason:
+            yield _match(dependency.start, dependency.end, dependency.gate, PACKAGE=_short(dependency.text), WHY=reason)
+
+
+_EXACT = re.compile(r"^===?\s*([0-9][0-9A-Za-z.!]*)$")
+
+
+def exact_torch_pin(dependency) -> str | None:
+    """`torch==2.4.0` (exact, no local version): the pinned version, or None."""
+    if dependency.conda or dependency.name != "torch" or dependency.url:
+        return None
+    for part in dependency.specifier.split(","):
+        exact = _EXACT.match(part.strip())
+        if exact and "*" not in part:
+            return exact.group(1)
+    return None
+
+
+def torch_pins(source, matcher) -> Iterator[Match]:
+    for dependency in source.build_view.dependencies:
+        version = exact_torch_pin(dependency)
+        if version:
+            yield _match(dependency.start, dependency.end, dependency.gate, PIN=_short(dependency.text), VERSION=version)
+
+
+# --- ROCM308: package indexes of CUDA builds -------------------------------------------------
+
+# PyTorch's per-CUDA wheel indexes (pytorch.org "Start Locally"), NVIDIA's own index, and other
+# per-CUDA indexes that projects point pip at.
+_CUDA_INDEX = re.compile(
+    r"https?://(?:download\.pytorch\.org/whl/(?:nightly/|test/)?cu\d{2,3}"
+    r"|pypi\.nvidia\.com|pypi\.ngc\.nvidia\.com"
+    r"|flashinfer\.ai/whl/cu\d+"
+    r"|data\.pyg\.org/whl/torch-[\d.]+\+cu\d+"
+    r"|storage\.googleapis\.com/jax-releases/jax_cuda_releases)[^\s\"'`;,)]*"
+)
+
+
+def cuda_indexes(source, matcher) -> Iterator[Match]:
+    view = source.build_view
+    seen = set()
+    candidates = [(t.text, t.start, t.gate, source.text[t.start : t.end] == t.text) for t in view.tokens]
+    candidates += [(s.value, s.start, s.gate, source.text[s.start : s.end] == s.value) for s in view.settings]
+    for text, start, gate, exact in candidates:
+        for hit in _CUDA_INDEX.finditer(text):
+            at = start + hit.start() if exact else start
+            if at in seen:
+                continue
+            seen.add(at)
+            yield _match(at, at + len(hit.group(0)), gate, URL=hit.group(0))
+
+
+# --- ROCM309: NVIDIA base images -------------------------------------------------------------
+
+_NVIDIA_IMAGE = re.compile(r"^(?:docker\.io/)?(?:nvidia/(?:cuda|cudagl|opengl|pytorch|vulkan)\b|nvcr\.io/nvidia/)", re.IGNORECASE)
+
+
+def nvidia_images(source, matcher) -> Iterator[Match]:
+    for image in source.build_view.images:
+        if _NVIDIA_IMAGE.match(image.ref.strip()):
+            yield _match(image.start, image.end, image.gate, IMAGE=_short(image.ref, 70))
+
+
+# --- ROCM310: NVIDIA's container runtime -----------------------------------------------------
+
+_CONTAINER_TOOLS = {"docker", "podman", "nerdctl", "sudo"}
+_NVIDIA_RUNTIME_SETTINGS = {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA"}
+
+
+def nvidia_container_runtime(source, matcher) -> Iterator[Match]:
+    view = source.build_view
+    first: dict[int, str] = {}
+    previous: dict[int, str] = {}
+    for token in view.tokens:
+        tool = first.setdefault(token.unit, os.path.basename(token.text))
+        text = token.text
+        found = None
+        if text == "--gpus" or text.startswith("--gpus="):
+            # `--gpus` of docker/podman, or of a CI container's `options:`; a training script's
+            # own `--gpus 8` is not the container runtime.
+            if tool in _CONTAINER_TOOLS or source.language == "yaml" and tool.startswith("-"):
+                found = text
+        elif text == "--runtime=nvidia" or (text == "nvidia" and previous.get(token.unit) == "--runtime"):
+            found = "--runtime nvidia" if text == "nvidia" else text
+        elif text in ("runtime: nvidia", "driver: nvidia") or (text.startswith("gpus: ") and source.language == "yaml"):
+            found = text
+        elif text.startswith("nvidia.com/gpu"):
+            found = text
+        previous[token.unit] = text
+        if found:
+            yield _match(token.start, token.end, token.gate, FOUND=_short(found, 40))
+    for setting in view.settings:
+        if setting.name in _NVIDIA_RUNTIME_SETTINGS and source.language != "python":
+            yield _match(setting.start, setting.end, setting.gate, FOUND=f"{setting.name}={_short(setting.value, 30)}")
+
+
+# --- ROCM311: installing the project pulls NVIDIA builds -------------------------------------
+
+
+def nvidia_pinning_installs(source, matcher) -> Iterator[Match]:
+    for install in source.build_view.installs:
+        if install.no_deps:
+            continue
+        pins = project_nvidia_pins(install.directory)
+        if pins:
+            yield _match(install.start, install.end, install.gate, INSTALL=_short(install.text, 50), PINS=", ".join(pins[:3]))
+
+
+@lru_cache(maxsize=64)
+def project_nvidia_pins(directory: str) -> tuple[str, ...]:
+    """The dependencies a project declares (pyproject.toml, setup.py install_requires, and the
+    requirements.txt a build reads) that install NVIDIA builds, as `file:line text`."""
+    from rocmlint.source import SourceFile
+
+    found = []
+    readers = [("pyproject.toml", "pyproject"), ("setup.py", "python")]
+    texts = {}
+    for name, language in readers:
+        path = os.path.join(directory, name)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                texts[name] = (handle.read(1024 * 1024), language)
+        except OSError:
+            continue
+    if any("requirements" in text for text, _ in texts.values()):
+        path = os.path.join(directory, "requirements.txt")
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                texts["requirements.txt"] = (handle.read(1024 * 1024), "requirements")
+        except OSError:
+            pass
+    for name, (text, language) in texts.items():
+        source = SourceFile(os.path.join(directory, name), text, language)
+        try:
+            dependencies = source.build_view.dependencies
+        except Exception:  # a file that cannot be read says nothing about the install
+            continue
+        for dependency in dependencies:
+            if dependency.gate is not None:
+                continue
+            if nvidia_package_reason(dependency) or exact_torch_pin(dependency):
+                line, _ = source.position(dependency.start)
+                found.append(f"`{_short(dependency.text, 40)}` ({name}:{line})")
+    return tuple(found)
+
+
+# --- ROCM312: CUDA allocator tuning in the environment ---------------------------------------
+
+_ALLOC_VARIABLES = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}
+# Options of PyTorch's CUDA caching allocator (c10/cuda/CUDAAllocatorConfig.cpp) tuned for
+# CUDA's fragmentation behaviour. expandable_segments is left out: it is the usual ROCm setting.
+_CUDA_TUNED_KEYS = re.compile(
+    r"\b(max_split_size_mb|roundup_power2_divisions|garbage_collection_threshold|backend\s*:\s*cudaMallocAsync"
+    r"|pinned_use_cuda_host_register|pinned_num_register_threads|release_lock_on_cudamalloc)\b"
+)
+
+
+def allocator_settings(source, matcher) -> Iterator[Match]:
+    if source.language == "python":
+        return
+    for setting in source.build_view.settings:
+        if setting.name not in _ALLOC_VARIABLES:
+            continue
+        exact = source.text[setting.start : setting.end] == setting.value
+        for hit in _CUDA_TUNED_KEYS.finditer(setting.value):
+            start = setting.start + hit.start() if exact else setting.start
+            end = setting.start + hit.end() if exact else setting.end
+            yield _match(start, end, setting.gate, KEY=re.sub(r"\s+", "", hit.group(1)), VARIABLE=setting.name)

@@ -1,0 +1,841 @@
+"""What build, packaging and container files say, in one shape for the ROCM3xx checks.
+
+Each kind of file is read with the parser made for it, never by running anything:
+
+- CMake (`rocmlint.build.cmake`), Makefiles (`.makefile`), setup.py (`.setup_py`, with `ast`):
+  the readers of the project model. They run the build as the ROCm build and as the CUDA
+  build, and a statement only one of them reaches is gated (`BuildFacts.gate`).
+- requirements/constraints files: pip's line format by hand (pip has no public API for it),
+  each requirement parsed as PEP 508 by `packaging`.
+- pyproject.toml: `tomllib` (`tomli` before Python 3.11); lines are found by the text.
+- Dockerfiles: `dockerfile-parse` for the instructions (continuations, comments, ARG
+  defaults); `RUN` bodies are shell.
+- shell scripts, Dockerfile `RUN`, CI `run:` steps: tree-sitter's bash grammar (`.shell`).
+- YAML (compose files, CI workflows, conda environment files): PyYAML's node tree, which keeps
+  the position of every scalar.
+- `.env` files: `NAME=value` lines.
+
+Everything comes out as tokens (words handed to a compiler, linker or tool), settings
+(`NAME=value`), dependencies, base images and local installs, each with its position in the
+file and the reason it is gated, if it is. The file itself is gated when its name says which
+GPU stack it is for (`requirements/cuda.txt`, `Dockerfile.rocm`, `docker/cuda/Dockerfile`), or
+when it is the default file beside a ROCm one that does not include it (`Dockerfile` beside
+`Dockerfile.rocm`, `requirements.txt` beside `requirements-rocm.txt`).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from rocmlint.build.worlds import names_cuda, names_rocm
+
+
+@dataclass(frozen=True)
+class Token:
+    """A word a build file hands to a compiler, linker, package manager or container tool."""
+
+    text: str
+    start: int
+    end: int
+    gate: str | None
+    unit: int  # tokens of one command, line or list share a unit
+
+
+@dataclass(frozen=True)
+class Setting:
+    """NAME=value: an environment variable, a build argument, a CMake or make variable."""
+
+    name: str
+    value: str
+    start: int  # the span of the value (of the name when the value is empty)
+    end: int
+    gate: str | None
+    kind: str  # "env", "arg", "cmake", "make"
+
+
+@dataclass(frozen=True)
+class Dependency:
+    text: str  # as written
+    name: str  # canonical (PEP 503) name
+    specifier: str
+    extras: frozenset[str]
+    url: str | None
+    start: int
+    end: int
+    gate: str | None
+    conda: bool = False
+
+
+@dataclass(frozen=True)
+class Image:
+    ref: str
+    start: int
+    end: int
+    gate: str | None
+
+
+@dataclass(frozen=True)
+class LocalInstall:
+    """`pip install -e .` / `pip install .`: the project in `directory` with its dependencies."""
+
+    text: str
+    directory: str  # absolute
+    start: int
+    end: int
+    gate: str | None
+    no_deps: bool
+
+
+@dataclass
+class BuildView:
+    tokens: list[Token] = field(default_factory=list)
+    settings: list[Setting] = field(default_factory=list)
+    dependencies: list[Dependency] = field(default_factory=list)
+    images: list[Image] = field(default_factory=list)
+    installs: list[LocalInstall] = field(default_factory=list)
+    cmake: list = field(default_factory=list)  # (Command, gate) for CMake files
+    directory_changes: list[int] = field(default_factory=list)  # where shell code runs `cd`/`pushd`
+    _unit: int = 0
+
+    def next_unit(self) -> int:
+        self._unit += 1
+        return self._unit
+
+
+# --- which GPU stack a file is for -----------------------------------------------------------
+
+_CUDA_VERSION_WORD = re.compile(r"(?:^|[^a-z0-9])cu\d{2,3}(?:[^0-9]|$)", re.IGNORECASE)
+_VENDOR_DIRECTORY = re.compile(r"(?:cuda|cu\d{2,3}|nvidia|rocm|hip|amd)(?:[-_.]?[\d.x]+)?", re.IGNORECASE)
+_DEFAULT_NAMES = {"Dockerfile", "Containerfile", "requirements.txt", "environment.yml", "environment.yaml"}
+
+
+# Platforms ROCm never runs on, or that a ROCm machine never installs for.
+_OTHER_PLATFORM = re.compile(r"(?:^|[^a-z0-9])(cpu|xpu|tpu|hpu|neuron|s390x|ppc64le|macos|darwin|mps|metal|zen)(?:[^a-z0-9]|$)")
+
+
+def stack_of_name(name: str) -> str | None:
+    """"rocm" or "cuda" when a file or directory name says which GPU stack it is for, "other"
+    when it names a platform that is neither (`requirements/xpu.txt`, `Dockerfile.s390x`)."""
+    stem = name.lower()
+    for suffix in (".txt", ".in", ".yml", ".yaml", ".dockerfile", ".sh", ".toml", ".env"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+    stem = stem.replace("dockerfile", " ").replace("containerfile", " ")
+    rocm = names_rocm(stem)
+    cuda = names_cuda(stem) or bool(_CUDA_VERSION_WORD.search(stem))
+    if rocm == cuda:
+        return "other" if not rocm and _OTHER_PLATFORM.search(stem) else None
+    return "rocm" if rocm else "cuda"
+
+
+def file_gate(path: str) -> str | None:
+    """Why a whole build/packaging/container file belongs to one GPU stack, or None."""
+    name = os.path.basename(path)
+    stack = stack_of_name(name)
+    if stack:
+        return f"{_STACK_NAMES[stack]}-only file: its name `{name}` says so"
+    absolute = os.path.abspath(path)
+    directory = os.path.dirname(absolute)
+    parent = os.path.basename(directory)
+    if _VENDOR_DIRECTORY.fullmatch(parent or "") or (directory != project_directory(absolute) and stack_of_name(parent)):
+        stack = stack_of_name(parent)
+        if stack:
+            return f"{_STACK_NAMES[stack]}-only file: it is in the `{parent}/` directory"
+    vendored = _vendored(absolute)
+    if vendored:
+        return f"vendored code: under `{vendored}/`, another project's files that this project's build does not use"
+    if name in _DEFAULT_NAMES:
+        sibling = _rocm_sibling(os.path.abspath(path))
+        if sibling:
+            return f"the project keeps its ROCm variant beside it ({sibling}); this one is the other stack's"
+    return None
+
+
+_STACK_NAMES = {"rocm": "ROCm", "cuda": "CUDA", "other": "other-platform (neither ROCm nor CUDA)"}
+
+
+def _vendored_reason(path: str) -> str | None:
+    vendored = _vendored(path)
+    return f"vendored code: under `{vendored}/`, another project's files that this project's build does not use" if vendored else None
+
+
+def _vendored(path: str) -> str | None:
+    """The vendor directory (`third_party`, `3rdparty`, `vendor`, ...) a file sits under, below
+    its project's root."""
+    from rocmlint.project import VENDOR_DIRECTORIES, find_project_root
+
+    root = find_project_root(os.path.dirname(path))
+    if root is None:
+        return None
+    parts = os.path.relpath(path, root).replace(os.sep, "/").split("/")[:-1]
+    for index, part in enumerate(parts):
+        if part.lower() in VENDOR_DIRECTORIES:
+            return "/".join(parts[: index + 1])
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _rocm_sibling(path: str) -> str | None:
+    directory, name = os.path.split(path)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return None
+    kind = "requirements" if name.startswith("requirements") else ("environment" if name.startswith("environment") else "docker")
+    for other in names:
+        if other == name or stack_of_name(other) != "rocm":
+            continue
+        lower = other.lower()
+        if kind == "docker" and not ("dockerfile" in lower or "containerfile" in lower):
+            continue
+        if kind != "docker" and not lower.startswith(kind):
+            continue
+        if kind == "requirements" and _includes(os.path.join(directory, other), name):
+            continue  # the ROCm requirements build on this file: it is shared
+        return other
+    return None
+
+
+def _includes(requirements_path: str, name: str) -> bool:
+    try:
+        with open(requirements_path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(256 * 1024)
+    except OSError:
+        return False
+    return re.search(r"(?m)^\s*(?:-r|--requirement|-c|--constraint)[\s=]+\S*" + re.escape(name) + r"\s*$", text) is not None
+
+
+def _join(*gates: str | None) -> str | None:
+    for gate in gates:
+        if gate:
+            return gate
+    return None
+
+
+# --- dependencies ------------------------------------------------------------------------------
+
+_WHEEL_URL = re.compile(r"(?:^|/)([A-Za-z0-9_.]+)-([0-9][^-/]*)-[^/]*\.whl(?:$|[#?])")
+
+
+def parse_dependency(text: str, start: int, end: int, gate: str | None) -> Dependency | None:
+    """A PEP 508 requirement (or a direct wheel URL) as written; None when it is neither."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    text = text.strip()
+    if not text:
+        return None
+    wheel = _WHEEL_URL.search(text)
+    if "://" in text and "@" not in text.split("://", 1)[0]:
+        if not wheel:
+            return None
+        name, version = wheel.group(1), wheel.group(2)
+        return Dependency(text, canonicalize_name(name), f"=={version}", frozenset(), text, start, end, gate)
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        return None
+    marker = str(requirement.marker) if requirement.marker else ""
+    extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)
+    if extra and (stack_of_name(extra.group(1)) or names_cuda(extra.group(1))):
+        gate = gate or f"only with the optional extra `{extra.group(1)}`"
+    specifier = str(requirement.specifier)
+    if requirement.url and wheel:
+        specifier = f"=={wheel.group(2)}"
+    return Dependency(
+        text, canonicalize_name(requirement.name), specifier, frozenset(e.lower() for e in requirement.extras),
+        requirement.url, start, end, gate,
+    )
+
+
+def extra_gate(extra: str) -> str | None:
+    stack = stack_of_name(extra)
+    if stack:
+        return f"only with the optional extra `{extra}`, which is for {_STACK_NAMES[stack]}"
+    return None
+
+
+# --- requirements files --------------------------------------------------------------------
+
+_OPTION_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
+                      "--find-links", "-e", "--editable", "--trusted-host", "--hash"}
+
+
+def _requirements(view: BuildView, source) -> None:
+    gate = file_gate(source.path)
+    text = source.text
+    rocm_index = re.search(r"(?m)^\s*(?:-i|--index-url|--extra-index-url|-f|--find-links)[\s=]+(\S*rocm\S*)", text)
+    if rocm_index and gate is None:
+        gate = f"installed from the ROCm index {rocm_index.group(1)}"
+    offset = 0
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        start = offset
+        # pip joins lines that end in a backslash before it reads them.
+        pieces = [(line, start)]
+        offset += len(line) + 1
+        while line.endswith("\\") and index + 1 < len(lines):
+            index += 1
+            line = lines[index]
+            pieces.append((line, offset))
+            offset += len(line) + 1
+        index += 1
+        _requirement_line(view, pieces, gate)
+
+
+def _requirement_line(view: BuildView, pieces: list[tuple[str, int]], gate: str | None) -> None:
+    unit = view.next_unit()
+    words: list[tuple[str, int, int]] = []
+    for text, base in pieces:
+        code = re.split(r"(?:^|\s)#", text, maxsplit=1)[0]
+        if code.endswith("\\"):
+            code = code[:-1]
+        for match in re.finditer(r"\S+", code):
+            words.append((match.group(0), base + match.start(), base + match.end()))
+    if not words:
+        return
+    for word, start, end in words:
+        view.tokens.append(Token(word, start, end, gate, unit))
+    if words[0][0].startswith("-"):
+        if words[0][0] in ("-e", "--editable") and len(words) > 1:
+            dependency = parse_dependency(words[1][0], words[1][1], words[1][2], gate)
+            if dependency:
+                view.dependencies.append(dependency)
+        return
+    # A requirement runs up to its first option (`--hash=...`, `--install-option`).
+    kept = []
+    for word in words:
+        if word[0].startswith("--") or (word[0].startswith("-") and kept and not kept[-1][0].endswith((",", ";"))):
+            break
+        kept.append(word)
+    if kept:
+        text = " ".join(w[0] for w in kept)
+        dependency = parse_dependency(text, kept[0][1], kept[-1][2], gate)
+        if dependency:
+            view.dependencies.append(dependency)
+
+
+# --- pyproject.toml --------------------------------------------------------------------------
+
+
+class _TextFinder:
+    """Finds where a string value of a TOML or YAML document is written, in document order."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def find(self, value: str, after: int = 0) -> tuple[int, int] | None:
+        for quote in ('"', "'"):
+            needle = quote + value + quote
+            at = self.text.find(needle, after)
+            if at >= 0:
+                return at + 1, at + 1 + len(value)
+        at = self.text.find(value, after)
+        return (at, at + len(value)) if at >= 0 else None
+
+
+def _pyproject(view: BuildView, source) -> None:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        data = tomllib.loads(source.text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return
+    finder = _TextFinder(source.text)
+    gate = file_gate(source.path)
+
+    def key_offset(key: str) -> int:
+        match = re.search(r"(?m)^\s*\"?" + re.escape(key) + r"\"?\s*=", source.text)
+        return match.start() if match else 0
+
+    def dependencies(values, key: str, extra: str | None = None) -> None:
+        if not isinstance(values, list):
+            return
+        cursor = key_offset(key)
+        for value in values:
+            if not isinstance(value, str):
+                continue
+            where = finder.find(value, cursor)
+            if where is None:
+                continue
+            cursor = where[1]
+            dependency = parse_dependency(value, where[0], where[1], _join(gate, extra_gate(extra) if extra else None))
+            if dependency:
+                view.dependencies.append(dependency)
+
+    project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
+    dependencies(project.get("dependencies"), "dependencies")
+    optional = project.get("optional-dependencies")
+    if isinstance(optional, dict):
+        for extra, values in optional.items():
+            dependencies(values, extra, extra)
+    build_system = data.get("build-system")
+    if isinstance(build_system, dict):
+        dependencies(build_system.get("requires"), "requires")
+    groups = data.get("dependency-groups")
+    if isinstance(groups, dict):
+        for group, values in groups.items():
+            dependencies(values, group, group)
+    # Every other string (index URLs under [tool.uv], [tool.pdm], ...) is a token.
+    strings: list[str] = []
+
+    def collect(value) -> None:
+        if isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                collect(item)
+
+    collect(data.get("tool", {}))
+    for value in strings:
+        if "://" not in value:
+            continue
+        where = finder.find(value)
+        if where:
+            view.tokens.append(Token(value, where[0], where[1], gate, view.next_unit()))
+
+
+# --- CMake ---------------------------------------------------------------------------------
+
+_CMAKE_SETTERS = {"set", "list", "string"}
+
+
+def _cmake(view: BuildView, source) -> None:
+    from rocmlint.build.cmake import parse_cmake
+
+    path = os.path.abspath(source.path)
+    facts = cmake_facts(path, source.text)
+    vendored = _vendored_reason(path)
+    for command in parse_cmake(source.text):
+        gate = _join(facts.gate((path, command.line)) if facts is not None else None, vendored)
+        view.cmake.append((command, gate))
+        unit = view.next_unit()
+        for argument in command.arguments:
+            if argument.start < 0:
+                continue
+            start, end = argument.start, argument.end
+            if argument.kind == "quoted":
+                start, end = start + 1, max(start + 1, end - 1)
+            # A quoted argument often holds several flags: "${CMAKE_CUDA_FLAGS} -O3 -arch=sm_80".
+            for word in re.finditer(r"\S+", source.text[start:end]):
+                view.tokens.append(Token(word.group(0), start + word.start(), start + word.end(), gate, unit))
+        _cmake_setting(view, command, gate, source.text)
+
+
+def _cmake_setting(view: BuildView, command, gate: str | None, text: str) -> None:
+    arguments = [a for a in command.arguments if a.start >= 0]
+    name, values = None, []
+    if command.name == "set" and arguments:
+        name, values = arguments[0].text, arguments[1:]
+        for index, argument in enumerate(values):
+            if argument.kind == "unquoted" and argument.text in ("CACHE", "PARENT_SCOPE"):
+                values = values[:index]
+                break
+    elif command.name == "list" and len(arguments) > 2 and arguments[0].text.upper() in ("APPEND", "PREPEND"):
+        name, values = arguments[1].text, arguments[2:]
+    elif command.name in ("set_target_properties", "set_property", "set_source_files_properties"):
+        for index, argument in enumerate(arguments):
+            if argument.text.endswith("_ARCHITECTURES") and argument.kind == "unquoted":
+                name, values = argument.text, arguments[index + 1 : index + 2] if command.name != "set_property" else arguments[index + 1 :]
+                break
+    if not name or not values:
+        return
+    kind = "cmake"
+    if name.startswith("ENV{") and name.endswith("}"):
+        name, kind = name[4:-1], "env"
+    value = ";".join(a.text for a in values)
+    view.settings.append(Setting(name, value, values[0].start, values[-1].end, gate, kind))
+
+
+def _cmake_entry(path: str) -> str:
+    """The CMakeLists.txt a build starts from to reach `path`: the highest one above it in an
+    unbroken chain of directories that have one."""
+    directory = os.path.dirname(path)
+    entry = path if os.path.basename(path) == "CMakeLists.txt" else None
+    while True:
+        candidate = os.path.join(directory, "CMakeLists.txt")
+        if os.path.isfile(candidate):
+            entry = candidate
+        elif entry is not None:
+            break
+        parent = os.path.dirname(directory)
+        if parent == directory or os.path.isdir(os.path.join(directory, ".git")):
+            break
+        directory = parent
+    return entry or path
+
+
+_CMAKE_WALKS: dict[tuple, object] = {}
+
+
+def _cmake_walk(entry: str, path: str, text: str):
+    """Walk the CMake build from `entry`, reading `path` as `text` (the file being checked,
+    which may not be on disk) and every other file from disk."""
+    from rocmlint.build.cmake import read_cmake
+
+    key = (entry, path, hash(text))
+    if key in _CMAKE_WALKS:
+        return _CMAKE_WALKS[key]
+
+    def read(name: str) -> str | None:
+        if name == path:
+            return text
+        try:
+            with open(name, encoding="utf-8", errors="replace") as handle:
+                return handle.read()
+        except OSError:
+            return None
+
+    try:
+        facts = read_cmake(os.path.dirname(entry), [entry], read)
+    except (RecursionError, ValueError):
+        facts = None
+    if len(_CMAKE_WALKS) > 64:
+        _CMAKE_WALKS.clear()
+    _CMAKE_WALKS[key] = facts
+    return facts
+
+
+def cmake_facts(path: str, text: str):
+    """What the build that reaches a CMake file says about it (None: it cannot be read). A
+    file the project's build never reaches is read on its own."""
+    entry = _cmake_entry(path)
+    facts = _cmake_walk(entry, path, text) if os.path.isfile(entry) or entry == path else None
+    if facts is not None and any(key[0] == path for world in facts.reached.values() for key in world):
+        return facts
+    return _cmake_walk(path, path, text) if entry != path else facts
+
+
+# --- Makefiles -----------------------------------------------------------------------------
+
+_MAKE_ASSIGNMENT = re.compile(r"^\s*(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(?::{1,3}=|\+=|\?=|!=|=)[ \t]*(.*)$")
+
+
+def _makefile(view: BuildView, source) -> None:
+    from rocmlint.build.makefile import read_makefile
+
+    path = os.path.abspath(source.path)
+    try:
+        facts = read_makefile(path, os.path.dirname(path), source.text)
+    except (RecursionError, ValueError):
+        facts = None
+    logical_start = 1
+    continued = False
+    vendored = _vendored_reason(path)
+    for number, line in enumerate(source.lines, start=1):
+        if not continued:
+            logical_start = number
+        continued = line.endswith("\\")
+        gate = _join(facts.gate((path, logical_start)) if facts is not None else None, vendored)
+        base = source.line_starts[number - 1]
+        code = line if line.startswith("\t") else line.split("#", 1)[0]
+        unit = view.next_unit()
+        for match in re.finditer(r"\S+", code):
+            view.tokens.append(Token(match.group(0), base + match.start(), base + match.end(), gate, unit))
+        assignment = _MAKE_ASSIGNMENT.match(code) if number == logical_start and not line.startswith("\t") else None
+        if assignment and assignment.group(2).strip():
+            value = assignment.group(2).rstrip("\\ ")
+            view.settings.append(Setting(assignment.group(1), value, base + assignment.start(2), base + assignment.start(2) + len(value), gate, "make"))
+
+
+# --- setup.py ------------------------------------------------------------------------------
+
+
+def _setup_py(view: BuildView, source) -> None:
+    from rocmlint.build.setup_py import read_setup_py
+
+    try:
+        tree = source.python_tree
+    except (SyntaxError, ValueError, RecursionError):
+        return
+    path = os.path.abspath(source.path)
+    facts = read_setup_py(path, os.path.dirname(path), source.text)
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    units: dict[int, int] = {}
+    vendored = _vendored_reason(path)
+    dependency_strings = _setup_dependency_strings(tree)
+    libraries = {
+        id(element)
+        for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "libraries"
+        for element in ast.walk(node.value) if isinstance(element, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or node.end_lineno is None:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.JoinedStr):
+            continue  # part of an f-string: computed, not written out
+        gate = _join(facts.gate((path, node.lineno, node.col_offset)), vendored)
+        start, end = _python_span(source, node)
+        if id(node) in dependency_strings:
+            extra = dependency_strings[id(node)]
+            dependency = parse_dependency(node.value, start, end, _join(gate, extra_gate(extra) if extra else None))
+            if dependency:
+                view.dependencies.append(dependency)
+            continue
+        group = parent if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) else node
+        if id(group) not in units:
+            units[id(group)] = view.next_unit()
+        if id(node) in libraries:
+            # `libraries=["cublas"]` is linked as -lcublas.
+            view.tokens.append(Token("-l" + node.value, start, end, gate, units[id(group)]))
+            continue
+        plain = source.text[start:end] == node.value
+        for word in re.finditer(r"\S+", node.value):
+            span = (start + word.start(), start + word.end()) if plain else (start, end)
+            view.tokens.append(Token(word.group(0), span[0], span[1], gate, units[id(group)]))
+    for node in ast.walk(tree):
+        setting = _environ_setting(node)
+        if setting:
+            name, value_node = setting
+            start, end = _python_span(source, value_node)
+            gate = facts.gate((path, value_node.lineno, value_node.col_offset))
+            view.settings.append(Setting(name, value_node.value, start, end, gate, "env"))
+
+
+def _python_span(source, node: ast.Constant) -> tuple[int, int]:
+    """The span of a string literal's value where it is written out plainly, else the literal's."""
+    start = source.offset(node.lineno, source.byte_col_to_char(node.lineno, node.col_offset))
+    end = source.offset(node.end_lineno, source.byte_col_to_char(node.end_lineno, node.end_col_offset))
+    raw = source.text[start:end]
+    inner = raw.find(node.value) if node.value and "\n" not in raw else -1
+    if inner >= 0:
+        return start + inner, start + inner + len(node.value)
+    return start, end
+
+
+def _environ_setting(node: ast.AST):
+    """`os.environ["X"] = "v"` and `os.environ.setdefault("X", "v")`: (X, the value node)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        if (isinstance(target, ast.Subscript) and _is_environ(target.value) and isinstance(target.slice, ast.Constant)
+                and isinstance(target.slice.value, str) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            return target.slice.value, node.value
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setdefault"
+            and _is_environ(node.func.value) and len(node.args) == 2
+            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)):
+        return node.args[0].value, node.args[1]
+    return None
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (isinstance(node, ast.Name) and node.id == "environ")
+
+
+def _setup_dependency_strings(tree: ast.Module) -> dict[int, str | None]:
+    """The string nodes that are requirements of `setup(install_requires=..., extras_require=...)`
+    (followed through module-level names): node id -> the extra it belongs to, or None."""
+    assigned: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = node.value
+    found: dict[int, str | None] = {}
+
+    def strings(node: ast.AST | None, extra: str | None, depth: int = 0) -> None:
+        if node is None or depth > 3:
+            return
+        if isinstance(node, ast.Name) and node.id in assigned:
+            strings(assigned[node.id], extra, depth + 1)
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            for element in node.elts:
+                strings(element, extra, depth)
+        elif isinstance(node, ast.BinOp):
+            strings(node.left, extra, depth)
+            strings(node.right, extra, depth)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found[id(node)] = extra
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name != "setup":
+            continue
+        for keyword in node.keywords:
+            if keyword.arg in ("install_requires", "setup_requires"):
+                strings(keyword.value, None)
+            elif keyword.arg == "extras_require":
+                value = keyword.value
+                if isinstance(value, ast.Name) and value.id in assigned:
+                    value = assigned[value.id]
+                if isinstance(value, ast.Dict):
+                    for key, item in zip(value.keys, value.values):
+                        extra = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+                        strings(item, extra)
+    return found
+
+
+# --- shell, Dockerfiles, YAML, .env ----------------------------------------------------------
+
+_PIP_PROGRAMS = {"pip", "pip3", "uv", "pipx"}
+
+
+def _shell_code(view: BuildView, shell_text: str, base_gate: str | None, path: str, gate_of=None) -> None:
+    """Read shell code (`shell_text` has the file's length, blanked outside the code)."""
+    from rocmlint.build.shell import ShellScript
+
+    try:
+        script = ShellScript(shell_text)
+    except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return
+    view.directory_changes.extend(c.start for c in script.commands if c.name in ("cd", "pushd"))
+    for command in script.commands:
+        gate = _join(base_gate, gate_of(command.start) if gate_of else None, command.gate)
+        unit = view.next_unit()
+        view.tokens.append(Token(command.name, command.start, command.start + len(command.name), gate, unit))
+        for word in command.words:
+            view.tokens.append(Token(word.text, word.start, word.end, gate, unit))
+        for name, value in command.assignments:
+            view.settings.append(Setting(name, value.text, value.start, value.end, gate, "env"))
+        _pip_install(view, command, gate, path)
+    for assignment in script.assignments:
+        gate = _join(base_gate, gate_of(assignment.start) if gate_of else None, assignment.gate)
+        view.settings.append(Setting(assignment.name, assignment.value.text, assignment.value.start, assignment.value.end, gate, "env"))
+
+
+def _pip_install(view: BuildView, command, gate: str | None, path: str) -> None:
+    words = [w for w in command.words]
+    texts = [w.text for w in words]
+    program = os.path.basename(command.name)
+    if program.startswith("python") and texts[:2] == ["-m", "pip"]:
+        words, texts = words[2:], texts[2:]
+    elif program == "uv" and texts[:1] == ["pip"]:
+        words, texts = words[1:], texts[1:]
+    elif program not in _PIP_PROGRAMS:
+        return
+    if not texts or texts[0] != "install":
+        return
+    words = words[1:]
+    no_deps = "--no-deps" in texts
+    rocm_index = next((t for t in texts if "://" in t and "rocm" in t.lower()), None)
+    if rocm_index:
+        # pip picks the ROCm build from a ROCm index (its local version sorts above PyPI's).
+        gate = gate or f"installed from the ROCm index {rocm_index}"
+    index = 0
+    while index < len(words):
+        word = words[index]
+        text = word.text
+        if text in ("-e", "--editable") and index + 1 < len(words):
+            target = words[index + 1]
+            _local_install(view, command, target, gate, path, no_deps, editable=True)
+            index += 2
+            continue
+        if text.startswith("-"):
+            if text in _OPTION_WITH_VALUE or text in ("--target", "-t", "--prefix", "--root", "--python", "--src"):
+                index += 2
+            else:
+                index += 1
+            continue
+        if text.startswith((".", "/")) or text in (".",):
+            _local_install(view, command, word, gate, path, no_deps, editable=False)
+        elif "$" not in text:
+            dependency = parse_dependency(text, word.start, word.end, gate)
+            if dependency:
+                view.dependencies.append(dependency)
+        index += 1
+
+
+def _local_install(view: BuildView, command, target, gate, path: str, no_deps: bool, editable: bool) -> None:
+    text = target.text.split("[", 1)[0]
+    if "://" in text or "$" in text or not (text.startswith((".", "/")) or text == "."):
+        return
+    if any(start < command.start for start in view.directory_changes):
+        return  # a `cd` ran before: which project `.` is cannot be known from here
+    base = project_directory(path)
+    directory = os.path.normpath(os.path.join(base, text)) if not os.path.isabs(text) else text
+    shown = f"pip install {'-e ' if editable else ''}{target.text}"
+    view.installs.append(LocalInstall(shown, directory, command.start, command.end, gate, no_deps))
+
+
+@lru_cache(maxsize=256)
+def project_directory(path: str) -> str:
+    """The Python project a script or Dockerfile installs with `pip install .`: the nearest
+    directory above it that has a pyproject.toml or setup.py."""
+    directory = os.path.dirname(os.path.abspath(path))
+    current = directory
+    while True:
+        if os.path.isfile(os.path.join(current, "pyproject.toml")) or os.path.isfile(os.path.join(current, "setup.py")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current or os.path.isdir(os.path.join(current, ".git")):
+            return directory
+        current = parent
+
+
+def _blank_outside(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with everything outside `spans` turned into spaces (line ends kept)."""
+    out = [" " if ch != "\n" else "\n" for ch in text]
+    for start, end in spans:
+        out[start:end] = text[start:end]
+    return "".join(out)
+
+
+def _shell(view: BuildView, source) -> None:
+    _shell_code(view, source.text, file_gate(source.path), source.path)
+
+
+def _dotenv(view: BuildView, source) -> None:
+    gate = file_gate(source.path)
+    for number, line in enumerate(source.lines, start=1):
+        match = re.match(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$", line)
+        if not match or line.lstrip().startswith("#"):
+            continue
+        base = source.line_starts[number - 1]
+        value, start = match.group(2), base + match.start(2)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value, start = value[1:-1], start + 1
+        view.settings.append(Setting(match.group(1), value, start, start + len(value), gate, "env"))
+
+
+def _dockerfile(view: BuildView, source) -> None:
+    from rocmlint.build.dockerfile import read_dockerfile
+
+    read_dockerfile(view, source, file_gate(source.path))
+
+
+def _yaml(view: BuildView, source) -> None:
+    from rocmlint.build.yaml_files import read_yaml
+
+    read_yaml(view, source, file_gate(source.path))
+
+
+_READERS = {
+    "requirements": _requirements,
+    "pyproject": _pyproject,
+    "cmake": _cmake,
+    "make": _makefile,
+    "shell": _shell,
+    "dotenv": _dotenv,
+    "dockerfile": _dockerfile,
+    "yaml": _yaml,
+}
+
+
+def build_view(source) -> BuildView:
+    """The build view of a file (empty for a language with none, and for Python files other
+    than setup.py)."""
+    view = BuildView()
+    if source.language == "python":
+        if os.path.basename(source.path) == "setup.py":
+            _setup_py(view, source)
+        return view
+    reader = _READERS.get(source.language)
+    if reader is not None:
+        reader(view, source)
+    return view

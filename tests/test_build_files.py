@@ -1,0 +1,204 @@
+"""Build, packaging and container files as the ROCM3xx checks see them (rocmlint.build.files):
+which build reaches a statement, file-level gates, and positions in each kind of file."""
+
+import os
+import textwrap
+
+from rocmlint.build import CUDA, ROCM
+from rocmlint.build.cmake import read_cmake
+from rocmlint.build.files import file_gate, stack_of_name
+from rocmlint.build.makefile import read_makefile
+from rocmlint.build.setup_py import read_setup_py
+from rocmlint.checks_loader import load_catalog
+from rocmlint.engine import check_source
+from rocmlint.languages import language_of
+from rocmlint.source import SourceFile
+
+CHECKS = [c for c in load_catalog() if c.id.startswith("ROCM3")]
+
+
+def _write(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return str(root)
+
+
+def _hits(path, text, language=None, keep_gated=True):
+    source = SourceFile(str(path), textwrap.dedent(text), language or language_of(str(path)))
+    findings, problems = check_source(source, CHECKS, keep_gated=keep_gated)
+    assert problems == []
+    return [(f.check_id, f.line, source.text[source.offset(f.line, f.col):source.offset(f.end_line, f.end_col)], f.gate) for f in findings]
+
+
+# --- which build reaches a statement -------------------------------------------------------------
+
+
+def test_cmake_commands_in_a_function_body_are_reached_in_the_file_that_defines_them(tmp_path):
+    root = _write(tmp_path, {
+        "CMakeLists.txt": "include(cmake/utils.cmake)\nif(USE_ROCM)\n  add_hip()\nelse()\n  add_cuda()\nendif()\n",
+        "cmake/utils.cmake": "function(add_cuda)\n  find_package(CUDAToolkit REQUIRED)\nendfunction()\nfunction(add_hip)\n  enable_language(HIP)\nendfunction()\n",
+    })
+    facts = read_cmake(root, [os.path.join(root, "CMakeLists.txt")], lambda p: open(p).read())
+    utils = os.path.join(root, "cmake", "utils.cmake")
+    assert (utils, 2) in facts.reached[CUDA] and (utils, 2) not in facts.reached[ROCM]
+    assert facts.gate((utils, 2)) == "CUDA build only: under `else of if(USE_ROCM)` (line 4)"
+    assert facts.gate((utils, 5)) == "ROCm build only: under `if(USE_ROCM)` (line 2)"
+    assert facts.gate((os.path.join(root, "CMakeLists.txt"), 1)) is None
+
+
+def test_setup_py_strings_keep_the_conditions_of_the_call_that_reaches_them(tmp_path):
+    path = str(tmp_path / "setup.py")
+    text = "import torch\n\ndef flags():\n    return ['-gencode=arch=compute_90,code=sm_90']\n\nif not torch.version.hip:\n    f = flags()\n"
+    facts = read_setup_py(path, str(tmp_path), text)
+    assert facts.gate((path, 4, 12)) == "CUDA build only: under `if not torch.version.hip` (line 6)"
+
+
+def test_makefile_lines_under_a_vendor_conditional(tmp_path):
+    path = str(tmp_path / "Makefile")
+    text = "ifeq ($(BUILD_AMD),)\nLIBS += -lcublas\nelse\nLIBS += -lhipblas\nendif\nall:\n\techo $(LIBS)\n"
+    facts = read_makefile(path, str(tmp_path), text)
+    assert facts.gate((path, 2)).startswith("CUDA build only")
+    assert facts.gate((path, 4)).startswith("ROCm build only")
+    assert facts.gate((path, 7)) is None
+
+
+def test_a_cmake_file_is_gated_by_the_project_build_that_includes_it(tmp_path):
+    root = _write(tmp_path, {
+        "CMakeLists.txt": "if(NOT USE_ROCM)\n  include(cmake/cuda.cmake)\nendif()\n",
+        "cmake/cuda.cmake": "find_package(CUDAToolkit REQUIRED)\n",
+    })
+    path = os.path.join(root, "cmake", "cuda.cmake")
+    hits = _hits(path, open(path).read())
+    assert hits == [("ROCM303", 1, "find_package(CUDAToolkit REQUIRED)", "CUDA build only: under `if(NOT USE_ROCM)` (line 1)")]
+
+
+# --- file-level gates ---------------------------------------------------------------------------
+
+
+def test_names_that_say_a_gpu_stack():
+    assert stack_of_name("requirements-cuda.txt") == "cuda"
+    assert stack_of_name("requirements_cu121.txt") == "cuda"
+    assert stack_of_name("Dockerfile.rocm_base") == "rocm"
+    assert stack_of_name("cuda.Dockerfile") == "cuda"
+    assert stack_of_name("requirements-dev.txt") is None
+    assert stack_of_name("Dockerfile") is None
+
+
+def test_a_default_file_beside_a_rocm_one_is_the_other_stacks_unless_the_rocm_one_includes_it(tmp_path):
+    root = _write(tmp_path, {"docker/Dockerfile": "FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n", "docker/Dockerfile.rocm": "FROM rocm/pytorch\n",
+                             "a/requirements.txt": "torch==2.4.0\n", "a/requirements-rocm.txt": "torch\n",
+                             "b/requirements.txt": "torch==2.4.0\n", "b/requirements-rocm.txt": "-r requirements.txt\n"})
+    assert "Dockerfile.rocm" in file_gate(os.path.join(root, "docker", "Dockerfile"))
+    assert "requirements-rocm.txt" in file_gate(os.path.join(root, "a", "requirements.txt"))
+    assert file_gate(os.path.join(root, "b", "requirements.txt")) is None
+    assert file_gate(os.path.join(root, "docker", "Dockerfile.rocm")) == "ROCm-only file: its name `Dockerfile.rocm` says so"
+
+
+def test_requirements_in_a_requirements_folder_and_env_files_are_recognised():
+    assert language_of("requirements/cuda.txt") == "requirements"
+    assert language_of("docs/cuda.txt") is None
+    assert language_of(".env") == "dotenv" and language_of(".env.production") == "dotenv"
+    assert file_gate("requirements/cuda.txt") == "CUDA-only file: its name `cuda.txt` says so"
+
+
+# --- positions and gates in each kind of file ------------------------------------------------------
+
+
+def test_shell_gates_cover_every_arm_of_a_case_and_the_tail_of_a_test_list(tmp_path):
+    hits = _hits(tmp_path / "run.sh", """\
+        case "$GPU" in
+          rocm) echo rocm ;;
+          *) docker run --gpus all img ;;
+        esac
+        [ "$USE_ROCM" = 1 ] || docker run --gpus all img
+        docker run --gpus=all img
+        """)
+    assert [(h[1], h[2], h[3] is not None) for h in hits] == [(3, "--gpus", True), (5, "--gpus", True), (6, "--gpus=all", False)]
+    assert "`rocm)`" in hits[0][3]
+
+
+def test_dockerfile_heredoc_and_continuations_keep_positions(tmp_path):
+    hits = _hits(tmp_path / "Dockerfile", """\
+        FROM python:3.11
+        RUN pip install numpy && \\
+            # a comment line inside the continued RUN
+            pip install torch==2.4.0
+        RUN <<EOF
+        pip install nvidia-ml-py
+        EOF
+        ENV A=1 \\
+            PYTORCH_ALLOC_CONF="garbage_collection_threshold:0.8"
+        """)
+    assert [(h[0], h[1], h[2]) for h in hits] == [
+        ("ROCM307", 4, "torch==2.4.0"),
+        ("ROCM306", 6, "nvidia-ml-py"),
+        ("ROCM312", 9, "garbage_collection_threshold"),
+    ]
+
+
+def test_yaml_block_scalars_are_shell_at_their_own_positions(tmp_path):
+    hits = _hits(tmp_path / ".github" / "workflows" / "ci.yml", """\
+        jobs:
+          test-rocm:
+            steps:
+              - run: pip install torch --index-url https://download.pytorch.org/whl/cu121
+          test:
+            env:
+              PYTORCH_CUDA_ALLOC_CONF: "max_split_size_mb:64"
+            steps:
+              - run: |
+                  echo start
+                  pip install torch --index-url https://download.pytorch.org/whl/cu124
+        """)
+    assert [(h[0], h[1], h[2], h[3] is None) for h in hits] == [
+        ("ROCM308", 4, "https://download.pytorch.org/whl/cu121", False),
+        ("ROCM312", 7, "max_split_size_mb", True),
+        ("ROCM308", 11, "https://download.pytorch.org/whl/cu124", True),
+    ]
+
+
+def test_pyproject_dependencies_are_reported_on_their_own_lines(tmp_path):
+    hits = _hits(tmp_path / "pyproject.toml", """\
+        [project]
+        name = "x"
+        dependencies = [
+          "numpy",
+          "torch==2.4.0",
+        ]
+        [project.optional-dependencies]
+        dev = ["torch==2.4.0"]
+        cuda = ["nvidia-ml-py"]
+        """)
+    assert [(h[0], h[1], h[3] is None) for h in hits] == [("ROCM307", 5, True), ("ROCM307", 8, True), ("ROCM306", 9, False)]
+
+
+def test_bad_build_files_are_read_as_far_as_they_go(tmp_path):
+    assert _hits(tmp_path / "pyproject.toml", "[project\nname=") == []
+    assert _hits(tmp_path / "compose.yaml", "services: [\n") == []
+    assert _hits(tmp_path / "requirements.txt", "not a requirement ((\n--weird\n") == []
+    assert _hits(tmp_path / "setup.py", "def (:\n", "python") == []
+
+
+def test_pins_installed_from_a_rocm_index_are_rocm_builds(tmp_path):
+    hits = _hits(tmp_path / "install.sh", "pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/rocm6.2\npip install torch==2.5.1\n")
+    assert [(h[1], h[3] is None) for h in hits] == [(1, False), (2, True)]
+    hits = _hits(tmp_path / "requirements.txt", "--extra-index-url https://download.pytorch.org/whl/rocm6.2\ntorch==2.5.1\n")
+    assert [h[3] for h in hits] == ["installed from the ROCm index https://download.pytorch.org/whl/rocm6.2"]
+
+
+def test_files_for_other_platforms_and_vendored_files_are_gated(tmp_path):
+    root = _write(tmp_path, {"pyproject.toml": "[project]\nname='x'\n", "third_party/lib/Dockerfile": "FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n",
+                             "docker/cuda_simple/Dockerfile": "FROM nvidia/cuda:12.4.1-base-ubuntu22.04\n"})
+    assert stack_of_name("xpu.txt") == "other" and stack_of_name("Dockerfile.s390x") == "other"
+    assert file_gate(os.path.join(root, "requirements", "xpu.txt")).startswith("other-platform")
+    assert file_gate(os.path.join(root, "third_party", "lib", "Dockerfile")).startswith("vendored code: under `third_party/`")
+    assert file_gate(os.path.join(root, "docker", "cuda_simple", "Dockerfile")) == "CUDA-only file: it is in the `cuda_simple/` directory"
+
+
+def test_a_local_install_after_cd_names_no_known_project(tmp_path):
+    root = _write(tmp_path, {"setup.py": "from setuptools import setup\nsetup(install_requires=['torch==2.4.0'])\n"})
+    path = os.path.join(root, "scripts", "build.sh")
+    assert [h[0] for h in _hits(path, "pip install -e .\n")] == ["ROCM311"]
+    assert _hits(path, "git clone https://example.org/other.git\ncd other\npip install .\n") == []
