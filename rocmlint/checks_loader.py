@@ -60,6 +60,14 @@ FIX = {
     "rewrite": (REWRITE, False),
     "runtime": (str, False),
 }
+TARGET_FACTS = ("fp8", "wave-size", "tf32", "family")
+TARGET = {
+    "fact": (TARGET_FACTS, False),
+    "affected": ("str-list", False),
+    "default": (str, False),
+    "rocm-from": (str, False),
+    "rocm-before": (str, False),
+}
 SCHEMA = {
     "id": (str, True),
     "name": (str, True),
@@ -76,6 +84,7 @@ SCHEMA = {
     "match": ("any-mapping", True),
     "gated": (bool, False),
     "shim-gated": (bool, False),
+    "target": (TARGET, False),
     "fix": (FIX, True),
     "references": ("str-list", True),
     "examples": ({"invalid": (("list-of", EXAMPLE_INVALID), True), "valid": (("list-of", EXAMPLE_VALID), True)}, True),
@@ -187,6 +196,20 @@ class FixIt:
 
 
 @dataclass(frozen=True)
+class TargetSpec:
+    """How a check's truth depends on the configured target (`[tool.rocmlint] arch`,
+    `rocm-version`): it holds on GPUs whose `fact` (rocmlint.arch_facts) is one of `affected`,
+    and for ROCm releases from `rocm_from` and before `rocm_before`. `default` names the
+    affected GPUs in the message ($TARGETS) when no arch is configured."""
+
+    fact: str | None
+    affected: tuple[str, ...]
+    default: str | None
+    rocm_from: tuple[int, ...] | None
+    rocm_before: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
 class Check:
     id: str
     name: str
@@ -206,6 +229,7 @@ class Check:
     # A call of a warp intrinsic that the project's HIP shim redefines without its mask is not
     # a finding (the mask never reaches HIP): see rocmlint.project.
     shim_gated: bool = False
+    target: TargetSpec | None = None
     fix: FixIt | None = None
     references: tuple[str, ...] = ()
     invalid_examples: tuple[InvalidExample, ...] = ()
@@ -236,6 +260,7 @@ def parse_check(data: Any, source: str) -> Check:
         raise CheckFileError(f"{source}: match.{kind} must be a mapping")
     fix = data["fix"]
     rewrite = fix.get("rewrite")
+    target = _target_spec(data.get("target"), source)
     examples = data["examples"]
     return Check(
         id=data["id"],
@@ -254,6 +279,7 @@ def parse_check(data: Any, source: str) -> Check:
         matcher_spec=spec,
         gated=data.get("gated", True),
         shim_gated=data.get("shim-gated", False),
+        target=target,
         fix=FixIt(
             title=fix["title"],
             snippet=fix["snippet"],
@@ -270,6 +296,30 @@ def parse_check(data: Any, source: str) -> Check:
         valid_examples=tuple(ValidExample(e["code"], e.get("file"), e.get("note")) for e in examples["valid"]),
         source=source,
     )
+
+
+def _target_spec(data: dict | None, source: str) -> TargetSpec | None:
+    if data is None:
+        return None
+    from rocmlint.config import ConfigError, parse_rocm_version
+
+    fact = data.get("fact")
+    if fact is not None and ("affected" not in data or "default" not in data):
+        raise CheckFileError(f"{source}: target.fact needs target.affected and target.default")
+    if fact is None and ("affected" in data or "default" in data):
+        raise CheckFileError(f"{source}: target.affected and target.default need target.fact")
+    versions = {}
+    for key in ("rocm-from", "rocm-before"):
+        if key in data:
+            try:
+                versions[key] = parse_rocm_version(data[key], f"{source}: target.{key}")
+            except ConfigError as exc:
+                raise CheckFileError(str(exc)) from exc
+    if not fact and not versions:
+        raise CheckFileError(f"{source}: target needs fact or rocm-from/rocm-before")
+    if "$TARGETS" in data.get("default", ""):
+        raise CheckFileError(f"{source}: target.default cannot name $TARGETS")
+    return TargetSpec(fact, tuple(data.get("affected", ())), data.get("default"), versions.get("rocm-from"), versions.get("rocm-before"))
 
 
 def load_check_file(path: Path) -> Check:

@@ -7,6 +7,7 @@ import pynvml
 # ruleid: ROCM001
 from pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo
 
+# ruleid: ROCM001
 pynvml.nvmlInit()
 
 
