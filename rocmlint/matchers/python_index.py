@@ -14,7 +14,8 @@
 
 Data flow is deliberately simple: within one module, a name is followed to every value it is
 assigned in its scope (flow-insensitive), to a local function's `return` values, to a
-parameter's default and `pytest.mark.parametrize` values, through `x if c else y` and
+parameter's default and `pytest.mark.parametrize` values, to the elements of a literal list
+a `for` loop walks, through `x if c else y` and
 `a or b`, a few levels deep. What cannot be followed is an UNKNOWN value, never a guess.
 The scanner never imports or executes the code: everything here comes from the `ast` tree.
 """
@@ -385,9 +386,24 @@ class PythonIndex:
                     found += [_gated(v, gate) for v in self.values(value, depth, seen)]
             elif isinstance(binding, ast.arg):
                 found += self._parameter_values(scope, binding, depth, seen)
+            elif (isinstance(binding, (ast.For, ast.AsyncFor)) and isinstance(binding.target, ast.Name)
+                  and self._elements(binding.iter) is not None):
+                for element in self._elements(binding.iter):
+                    found += [_gated(v, gate) for v in self.values(element, depth, seen)]
             else:
                 found.append(Value(binding, UNKNOWN, gate))
         return found
+
+    def _elements(self, expr: ast.AST) -> list[ast.AST] | None:
+        """The elements of a literal list, tuple or set, or of a name assigned only one."""
+        if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+            return list(expr.elts)
+        if isinstance(expr, ast.Name):
+            scope = self.binding_scope(expr.id, expr)
+            bound = self.bindings(scope).get(expr.id, []) if scope is not None else []
+            if len(bound) == 1 and isinstance(bound[0], ast.Assign) and isinstance(bound[0].value, (ast.List, ast.Tuple, ast.Set)):
+                return list(bound[0].value.elts)
+        return None
 
     def _parameter_values(self, function: ast.AST, arg: ast.arg, depth: int, seen: frozenset) -> list[Value]:
         """A parameter takes its `pytest.mark.parametrize` values when the test names it, else

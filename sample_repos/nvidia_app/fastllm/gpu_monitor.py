@@ -20,6 +20,11 @@ def memory_used_gib(index: int = 0) -> float:
     return nvmlDeviceGetMemoryInfo(handle).used / 2**30
 
 
+def reset() -> None:
+    # ruleid: ROCM109
+    pynvml.nvmlInit()
+
+
 def sample(period_s: float = 1.0, count: int = 3) -> list[float]:
     readings = []
     for _ in range(count):
