@@ -134,8 +134,14 @@ class PythonMatcher:
                 first = call.args[0]
                 if isinstance(first, ast.Constant) and isinstance(first.value, str) and self._wanted_module(first.value):
                     found.append((call, first.value))
+        from rocmlint.gates import own_module
+
         for node, name in found:
             if not self._in_scope(index, node):
+                continue
+            if own_module(source.path, name.split(".")[0]):
+                start, end = self._offsets(source, node)
+                yield Match(start, end, gate=f"`{name.split('.')[0]}` is this project's own module", captures={"MODULE": Capture(name, start, end)}, node=node)
                 continue
             if self.caught_only_by:
                 handler_try = self._try_catching_only(index, node)

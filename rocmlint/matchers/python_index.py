@@ -136,6 +136,7 @@ class PythonIndex:
         self.aliases = _alias_map(self.imports)
         self.star_import = any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in self.imports)
         self._predicates = None
+        self._module_gate: str | None = None
         self._bindings: dict[int, dict[str, list[ast.AST]]] = {}
         self._settings: list[Write] | None = None
         self._envs: list[Write] | None = None
@@ -151,9 +152,16 @@ class PythonIndex:
         return self._predicates
 
     def gate(self, node: ast.AST, *, import_guard: bool = False) -> str | None:
-        """Why a node is already gated for one GPU stack (rocmlint.gates.python_gate), or None."""
+        """Why a node is already gated for one GPU stack (rocmlint.gates.python_gate, or the
+        module is for one stack by its name), or None."""
         from rocmlint.gates import python_gate
 
+        if self._module_gate is None:
+            from rocmlint.gates import python_module_gate
+
+            self._module_gate = python_module_gate(self.path) or ""
+        if self._module_gate:
+            return self._module_gate
         return python_gate(node, self.parents, import_guard=import_guard, predicates=self.predicates)
 
     def is_platform_test(self, test: ast.AST) -> bool:
