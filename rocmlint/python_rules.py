@@ -167,9 +167,18 @@ def _names_other_stack(index, node: ast.AST) -> bool:
     return False
 
 
-def _chooses_device(node: ast.AST) -> bool:
+def _chooses_device(index, node: ast.AST) -> bool:
+    """Does `node` hold a device string used as a value (`"cpu"`, `.to("cuda")`), not as a
+    key (`info["cuda"] = ...`, `{"cuda": ...}`) or in a comparison?"""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _DEVICE_STRINGS.match(sub.value):
+            parent = index.parents.get(id(sub))
+            if isinstance(parent, ast.Subscript) and parent.slice is sub:
+                continue
+            if isinstance(parent, ast.Dict) and any(sub is k for k in parent.keys):
+                continue
+            if isinstance(parent, ast.Compare):
+                continue
             return True
     return False
 
@@ -191,9 +200,9 @@ def cuda_version_as_gpu_check(source) -> Iterator[Match]:
         if not _mentions_cuda_version(index, test) or _names_other_stack(index, test):
             continue
         if isinstance(decided, ast.IfExp):
-            hit = _chooses_device(decided.body) or _chooses_device(decided.orelse)
+            hit = _chooses_device(index, decided.body) or _chooses_device(index, decided.orelse)
         elif isinstance(decided, ast.If):
-            hit = any(_chooses_device(s) for s in decided.body + decided.orelse) or any(
+            hit = any(_chooses_device(index, s) for s in decided.body + decided.orelse) or any(
                 isinstance(s, ast.Raise) and s.exc is not None and any(
                     isinstance(c, ast.Constant) and isinstance(c.value, str) and _GPU_WORDS.search(c.value) for c in ast.walk(s.exc))
                 for s in decided.body)
@@ -310,8 +319,21 @@ def cuda_home_uses(source) -> Iterator[Match]:
     index = source.python_index
     seen: set[int] = set()
 
+    def tested(node: ast.AST) -> bool:
+        """Is `node` under a test of CUDA_HOME itself (`if CUDA_HOME is None: ... else: join`)?"""
+        child, parent = node, index.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
+                if any(_is_cuda_home(index, sub) for sub in ast.walk(parent.test)):
+                    return True
+            if isinstance(parent, ast.BoolOp) and child is not parent.values[0]:
+                if any(_is_cuda_home(index, sub) for v in parent.values[: parent.values.index(child)] for sub in ast.walk(v)):
+                    return True
+            child, parent = parent, index.parents.get(id(parent))
+        return False
+
     def hit(node: ast.AST, anchor: ast.AST, how: str):
-        if id(anchor) in seen:
+        if id(anchor) in seen or (how != "required" and tested(anchor)):
             return None
         seen.add(id(anchor))
         start, end = _span(source, anchor)
@@ -409,9 +431,13 @@ _WARP_NAMES = ("num_warps", "nwarps", "n_warps")
 
 
 def warps_from_32_thread_warps(source) -> Iterator[Match]:
-    """`num_warps=BLOCK // 32`, `num_warps = threads // 32`: a Triton warp is a wavefront on
-    AMD, 64 threads on CDNA, so this asks for twice the threads meant."""
+    """`num_warps=BLOCK // 32`, `num_warps = threads // 32` in a module that imports Triton: a
+    Triton warp is a wavefront on AMD, 64 threads on CDNA, so this asks for twice the threads
+    meant."""
     index = source.python_index
+    # Only Triton's num_warps: CuTe DSL and TileLang kernels count warps their own way.
+    if not any(q == "triton" or q.startswith("triton.") for q in index.aliases.values()):
+        return
     seen: set[int] = set()
     for call in index.calls:
         for keyword in call.keywords:

@@ -575,8 +575,8 @@ class PythonIndex:
     def env_writes(self) -> list[Write]:
         """Environment variables given a value: `os.environ["X"] = v` (any mapping stored with
         a string key), `.setdefault("X", v)`, `.update({...})` / `.update(X=v)`,
-        `os.putenv("X", v)`, `monkeypatch.setenv("X", v)`, and every dict literal or
-        `dict(X=v)` (the environment of a subprocess)."""
+        `os.putenv("X", v)`, `monkeypatch.setenv("X", v)`, `dict(X=v)`, and dict literals that
+        are environments (see `_is_environment`)."""
         if self._envs is not None:
             return self._envs
         writes: list[Write] = []
@@ -598,11 +598,32 @@ class PythonIndex:
                     if keyword.arg is not None:
                         writes.append(Write(keyword.arg, keyword.value, keyword, keyword, call))
         for mapping in self.dicts:
+            if not self._is_environment(mapping):
+                continue
             for key, value in zip(mapping.keys, mapping.values):
                 if key is not None and _is_str(key):
                     writes.append(Write(key.value, value, key, value, mapping))
         self._envs = writes
         return writes
+
+    def _is_environment(self, mapping: ast.Dict) -> bool:
+        """Is this dict literal an environment? It copies `os.environ` (`{**os.environ, ...}`),
+        is passed as one (`env=`, `.update(...)`, `patch.dict(os.environ, ...)`), or is
+        assigned to a name that says so (`env`, `worker_env`). Other dicts with such keys are
+        data (test tables of settings), not writes."""
+        if any(k is None and self.qualified_name(v) == "os.environ" for k, v in zip(mapping.keys, mapping.values)):
+            return True
+        parent = self.parents.get(id(mapping))
+        if isinstance(parent, ast.keyword):
+            return bool(parent.arg) and "env" in parent.arg.lower()
+        if isinstance(parent, ast.Call):
+            func = parent.func
+            name = self.qualified_name(func) or ""
+            return (isinstance(func, ast.Attribute) and func.attr == "update") or name.endswith("patch.dict")
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            return any(isinstance(t, ast.Name) and "env" in t.id.lower() for t in targets)
+        return False
 
     # --- naming a module in a fix ---------------------------------------------------------
 
