@@ -454,9 +454,12 @@ def own_module(importer: str | None, module: str) -> bool:
     if not importer:
         return False
     directory = os.path.dirname(os.path.abspath(importer))
+    packaged = os.path.isfile(os.path.join(directory, "__init__.py"))
     while os.path.isfile(os.path.join(directory, "__init__.py")):
         directory = os.path.dirname(directory)
-    return os.path.isfile(os.path.join(directory, module + ".py")) or os.path.isfile(os.path.join(directory, module, "__init__.py"))
+    # A script outside any package (`tests/test_x.py`) also sees the package beside its folder.
+    places = [directory] if packaged else [directory, os.path.dirname(directory)]
+    return any(os.path.isfile(os.path.join(d, module + ".py")) or os.path.isfile(os.path.join(d, module, "__init__.py")) for d in places)
 
 
 _GUARD_TEST = re.compile(r"^\s*(?:!\s*defined\s*\(?\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\)?\s*$")

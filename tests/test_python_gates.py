@@ -300,9 +300,14 @@ def test_imports_of_the_projects_own_modules_are_gated(tmp_path):
     inner.write_text("from flash_attn.ops import rotary\n")
     findings, _ = check_source(SourceFile(str(inner), inner.read_text(), "python"), [check_by_id("ROCM011")], keep_gated=True)
     assert findings and "own module" in findings[0].gate
+    (tmp_path / "tests").mkdir()
+    test = tmp_path / "tests" / "test_layers.py"
+    test.write_text("from flash_attn.layers import rotary\n")
+    findings, _ = check_source(SourceFile(str(test), test.read_text(), "python"), [check_by_id("ROCM011")], keep_gated=True)
+    assert findings and "own module" in findings[0].gate
     user = tmp_path / "app.py"
     user.write_text("import aiter_client\nfrom flash_attn import flash_attn_func\n")
-    findings, _ = check_source(SourceFile(str(tmp_path / "other" / "app.py"), user.read_text(), "python"), [check_by_id("ROCM011")])
+    findings, _ = check_source(SourceFile(str(tmp_path / "other" / "deeper" / "app.py"), user.read_text(), "python"), [check_by_id("ROCM011")])
     assert [f.line for f in findings] == [2]
 
 
