@@ -63,6 +63,14 @@ FIX = {
 # How a project's HIP shim header gates a check's hits on an intrinsic call: a shim that
 # redefines the intrinsic without its mask argument, or any AMD-side definition of it.
 SHIM_GATES = ("mask-dropping", "any-definition")
+TARGET_FACTS = ("fp8", "wave-size", "tf32", "family")
+TARGET = {
+    "fact": (TARGET_FACTS, False),
+    "affected": ("str-list", False),
+    "default": (str, False),
+    "rocm-from": (str, False),
+    "rocm-before": (str, False),
+}
 SCHEMA = {
     "id": (str, True),
     "name": (str, True),
@@ -83,6 +91,7 @@ SCHEMA = {
     "hipify-gated": ("bool-or-regex", False),
     "project-macro-gate": ("str-list", False),
     "amd-only-gated": (bool, False),
+    "target": (TARGET, False),
     "fix": (FIX, True),
     "references": ("str-list", True),
     "examples": ({"invalid": (("list-of", EXAMPLE_INVALID), True), "valid": (("list-of", EXAMPLE_VALID), True)}, True),
@@ -204,6 +213,20 @@ class FixIt:
 
 
 @dataclass(frozen=True)
+class TargetSpec:
+    """How a check's truth depends on the configured target (`[tool.rocmlint] arch`,
+    `rocm-version`): it holds on GPUs whose `fact` (rocmlint.arch_facts) is one of `affected`,
+    and for ROCm releases from `rocm_from` and before `rocm_before`. `default` names the
+    affected GPUs in the message ($TARGETS) when no arch is configured."""
+
+    fact: str | None
+    affected: tuple[str, ...]
+    default: str | None
+    rocm_from: tuple[int, ...] | None
+    rocm_before: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
 class Check:
     id: str
     name: str
@@ -226,8 +249,6 @@ class Check:
     # The AMD side of a stack test (`#ifdef USE_ROCM` ... `#else`) is code HIP compiles: a check
     # about mistakes that side can make too (a 32-bit mask) reads it instead of taking it as gated.
     check_amd_side: bool = False
-    # A file that a hipify step rewrites at build time (torch.utils.cpp_extension on ROCm) gets
-    # this pitfall fixed by that step: gated (see rocmlint.project).
     # Hits in files the ROCm build hipifies are gated: all (True), or those whose flagged text
     # matches this regular expression (what hipify rewrites).
     hipify_gated: bool | str = False
@@ -237,6 +258,7 @@ class Check:
     # Hits are gated where the project itself defines one of these macros for HIP (a shim
     # header that defines __CUDA_ARCH__ makes `#if __CUDA_ARCH__` tests mean something there).
     project_macro_gate: tuple[str, ...] = ()
+    target: TargetSpec | None = None
     fix: FixIt | None = None
     references: tuple[str, ...] = ()
     invalid_examples: tuple[InvalidExample, ...] = ()
@@ -267,6 +289,7 @@ def parse_check(data: Any, source: str) -> Check:
         raise CheckFileError(f"{source}: match.{kind} must be a mapping")
     fix = data["fix"]
     rewrite = fix.get("rewrite")
+    target = _target_spec(data.get("target"), source)
     examples = data["examples"]
     return Check(
         id=data["id"],
@@ -289,6 +312,7 @@ def parse_check(data: Any, source: str) -> Check:
         hipify_gated=data.get("hipify-gated", False),
         amd_only_gated=data.get("amd-only-gated", False),
         project_macro_gate=tuple(data.get("project-macro-gate", ())),
+        target=target,
         fix=FixIt(
             title=fix["title"],
             snippet=fix["snippet"],
@@ -305,6 +329,30 @@ def parse_check(data: Any, source: str) -> Check:
         valid_examples=tuple(ValidExample(e["code"], e.get("file"), e.get("note")) for e in examples["valid"]),
         source=source,
     )
+
+
+def _target_spec(data: dict | None, source: str) -> TargetSpec | None:
+    if data is None:
+        return None
+    from rocmlint.config import ConfigError, parse_rocm_version
+
+    fact = data.get("fact")
+    if fact is not None and ("affected" not in data or "default" not in data):
+        raise CheckFileError(f"{source}: target.fact needs target.affected and target.default")
+    if fact is None and ("affected" in data or "default" in data):
+        raise CheckFileError(f"{source}: target.affected and target.default need target.fact")
+    versions = {}
+    for key in ("rocm-from", "rocm-before"):
+        if key in data:
+            try:
+                versions[key] = parse_rocm_version(data[key], f"{source}: target.{key}")
+            except ConfigError as exc:
+                raise CheckFileError(str(exc)) from exc
+    if not fact and not versions:
+        raise CheckFileError(f"{source}: target needs fact or rocm-from/rocm-before")
+    if "$TARGETS" in data.get("default", ""):
+        raise CheckFileError(f"{source}: target.default cannot name $TARGETS")
+    return TargetSpec(fact, tuple(data.get("affected", ())), data.get("default"), versions.get("rocm-from"), versions.get("rocm-before"))
 
 
 def load_check_file(path: Path) -> Check:

@@ -39,8 +39,8 @@ def _parser() -> argparse.ArgumentParser:
         help="scan files and directories",
         description="Scan Python, CUDA/HIP C++ and build files for ROCm portability pitfalls.",
         epilog="Configuration: [tool.rocmlint] in the nearest pyproject.toml above the first PATH "
-        "(keys: select, ignore, exclude, max-file-size, cuda-only, rocm-sources). Command-line "
-        "--select/--ignore replace the configured lists; --exclude adds to them. Before reporting C/C++ "
+        "(keys: select, ignore, exclude, max-file-size, cuda-only, rocm-sources, rocm-version, arch). Command-line "
+        "--select/--ignore/--rocm-version/--arch replace the configured values; --exclude adds to them. Before reporting C/C++ "
         "hits, rocmlint reads the project's CMake files, setup.py and Makefiles to learn which files the "
         "ROCm build compiles (--no-project turns this off; --show-gated lists what it gated).",
     )
@@ -64,6 +64,18 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also list the hits that are not reported because the code is gated for one GPU stack or the ROCm "
         "build never compiles it, each with its reason (text, json; SARIF as suppressed results)",
+    )
+    scan.add_argument(
+        "--rocm-version",
+        metavar="X.Y",
+        help="the ROCm release the port targets, e.g. 6.4 (replaces [tool.rocmlint] rocm-version)",
+    )
+    scan.add_argument(
+        "--arch",
+        action="append",
+        metavar="GFX",
+        help="comma-separated AMD GPU targets the port targets, e.g. gfx942,gfx1100 (replaces [tool.rocmlint] arch); "
+        "checks whose truth depends on the GPU (fp8 types, wave size, TF32) then speak of these only",
     )
     scan.add_argument(
         "--no-project",
@@ -110,6 +122,17 @@ def _load_config(args):
         from dataclasses import replace
 
         config = replace(config, max_file_size=args.max_file_size)
+    if args.rocm_version is not None or args.arch is not None:
+        from dataclasses import replace
+
+        from rocmlint.config import GpuTarget, parse_archs, parse_rocm_version
+
+        target = config.target
+        if args.rocm_version is not None:
+            target = replace(target, rocm_version=parse_rocm_version(args.rocm_version, "--rocm-version"))
+        if args.arch is not None:
+            target = replace(target, archs=parse_archs(_ids(args.arch) or [""], "--arch"))
+        config = replace(config, target=GpuTarget(target.rocm_version, target.archs))
     return config
 
 

@@ -11,10 +11,16 @@ file's directory for flake8) and stopping at the repository root (a directory wi
     max-file-size = 1048576      # bytes; larger files are reported and skipped (0: no limit)
     cuda-only = ["csrc/sm90/"]   # gitignore-style: files the ROCm build never compiles
     rocm-sources = ["csrc/common/"]  # files the ROCm build does compile, whatever the build files say
+    rocm-version = "6.4"         # the ROCm release the port targets (checks whose truth depends on it)
+    arch = ["gfx942", "gfx1100"] # the AMD GPUs the port targets (fp8 types, wave size, TF32, ...)
+
+Without `rocm-version` and `arch`, checks report what is wrong on any current ROCm release and
+name the GPUs affected.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -42,9 +48,51 @@ class Config:
     root: Path = field(default_factory=Path.cwd)  # what `exclude` patterns are relative to
     cuda_only: tuple[str, ...] = ()  # files the ROCm build never compiles, for builds rocmlint cannot read
     rocm_sources: tuple[str, ...] = ()  # files the ROCm build compiles, whatever the build files seem to say
+    target: "GpuTarget" = field(default_factory=lambda: GpuTarget())
 
 
-_KEYS = {"select": list, "ignore": list, "exclude": list, "max-file-size": int, "cuda-only": list, "rocm-sources": list}
+@dataclass(frozen=True)
+class GpuTarget:
+    """The ROCm release and AMD GPUs a port targets; empty: any current release and GPU."""
+
+    rocm_version: tuple[int, ...] | None = None  # (6, 4)
+    archs: tuple[str, ...] = ()  # normalised gfx names, in the order given
+
+    @property
+    def configured(self) -> bool:
+        return self.rocm_version is not None or bool(self.archs)
+
+
+_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+def parse_rocm_version(value: object, where: str) -> tuple[int, ...]:
+    """"6.4" -> (6, 4). `where` names the file and key (or the option) in the error."""
+    if not isinstance(value, str) or not _VERSION.match(value.strip()):
+        raise ConfigError(f'{where} must be a ROCm release as a string, such as "6.4" or "7.0.2", got {value!r}')
+    return tuple(int(part) for part in value.strip().split("."))
+
+
+def parse_archs(value: object, where: str) -> tuple[str, ...]:
+    """["gfx942", "gfx1100"] -> the same, checked against the known AMD GPU targets."""
+    from rocmlint.arch_facts import arch_facts
+
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f'{where} must be a non-empty list of AMD GPU targets, such as ["gfx942", "gfx1100"], got {value!r}')
+    archs: list[str] = []
+    for name in value:
+        facts = arch_facts(name)
+        if facts is None:
+            raise ConfigError(f"{where}: {name!r} is not an AMD GPU target rocmlint knows (gfx9xx, gfx10xx, gfx11xx, gfx12xx, as in `rocminfo`)")
+        if facts.name not in archs:
+            archs.append(facts.name)
+    return tuple(archs)
+
+
+_KEYS = {
+    "select": list, "ignore": list, "exclude": list, "max-file-size": int, "cuda-only": list, "rocm-sources": list,
+    "rocm-version": str, "arch": list,
+}
 
 
 def parse_config(table: dict, path: Path) -> Config:
@@ -52,6 +100,8 @@ def parse_config(table: dict, path: Path) -> Config:
         if key not in _KEYS:
             raise ConfigError(f"{path}: unknown key [tool.rocmlint] {key} (known keys: {', '.join(_KEYS)})")
         expected = _KEYS[key]
+        if key in ("rocm-version", "arch"):
+            continue  # validated below, with their own wording
         if not isinstance(value, expected) or isinstance(value, bool):
             raise ConfigError(f"{path}: [tool.rocmlint] {key} must be a {'list of strings' if expected is list else 'number'}")
         if expected is list and not all(isinstance(v, str) for v in value):
@@ -59,6 +109,10 @@ def parse_config(table: dict, path: Path) -> Config:
     size = table.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
     if size < 0:
         raise ConfigError(f"{path}: [tool.rocmlint] max-file-size must be 0 or more")
+    target = GpuTarget(
+        parse_rocm_version(table["rocm-version"], f"{path}: [tool.rocmlint] rocm-version") if "rocm-version" in table else None,
+        parse_archs(table["arch"], f"{path}: [tool.rocmlint] arch") if "arch" in table else (),
+    )
     return Config(
         path=path,
         select=tuple(table["select"]) if "select" in table else None,
@@ -68,6 +122,7 @@ def parse_config(table: dict, path: Path) -> Config:
         root=path.parent,
         cuda_only=tuple(table.get("cuda-only", ())),
         rocm_sources=tuple(table.get("rocm-sources", ())),
+        target=target,
     )
 
 

@@ -71,7 +71,7 @@ def _matcher_for(check: Check):
 # --- one file --------------------------------------------------------------------------------
 
 
-def read_source(path: str, language: str, max_file_size: int) -> tuple[SourceFile | None, Problem | None]:
+def read_source(path: str, language: str, max_file_size: int, target=None) -> tuple[SourceFile | None, Problem | None]:
     """Read a file for scanning, or say why it cannot be scanned."""
     try:
         size = os.stat(path).st_size
@@ -91,21 +91,29 @@ def read_source(path: str, language: str, max_file_size: int) -> tuple[SourceFil
     # Line ends are normalised so that positions are the same on every platform.
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return SourceFile(path, text, language), None
+    return SourceFile(path, text, language, target=target), None
 
 
-def _render(template: str, match: Match, source: SourceFile) -> str | None:
-    """Fill $VAR captures and ${import:module} names; None when one is not available."""
+def _render(template: str, match: Match, source: SourceFile) -> tuple[str, list, bool] | None:
+    """Fill $VAR captures and ${import:module} names. Returns (text, insertions that bind the
+    modules named, whether those insertions keep behaviour identical), or None when a
+    capture or a module name is not available."""
     missing = False
+    insertions: list = []
+    safe = True
 
     def substitute(hit: re.Match) -> str:
-        nonlocal missing
+        nonlocal missing, safe
         if hit.group(1):
-            local = source.python_index.local_name_of_module(hit.group(1)) if source.language == "python" else None
-            if local is None:
+            reference = None
+            if source.language == "python" and isinstance(match.node, ast.AST):
+                reference = source.python_index.module_reference(hit.group(1), match.node)
+            if reference is None:
                 missing = True
                 return ""
-            return local
+            insertions.extend(reference.insertions)
+            safe = safe and reference.safe
+            return reference.text
         capture = match.captures.get(hit.group(2))
         if capture is None:
             missing = True
@@ -113,15 +121,31 @@ def _render(template: str, match: Match, source: SourceFile) -> str | None:
         return capture.text
 
     rendered = _TEMPLATE_VAR.sub(substitute, template)
-    return None if missing else rendered
+    return None if missing else (rendered, insertions, safe)
 
 
-def _message(check: Check, match: Match) -> str:
+def _message(check: Check, match: Match, source: SourceFile, extra: dict[str, str] | None = None) -> str:
+    """The check's message with its captures filled in. Besides the matcher's captures,
+    $CODE is the matched code (its first line) and $TARGETS the GPUs the finding holds for."""
+
     def substitute(hit: re.Match) -> str:
-        capture = match.captures.get(hit.group(2)) if hit.group(2) else None
+        if not hit.group(2):
+            return hit.group(0)
+        if extra and hit.group(2) in extra:
+            return extra[hit.group(2)]
+        capture = match.captures.get(hit.group(2))
+        if capture is None and hit.group(2) == "CODE":
+            text = source.text[match.start : match.end]
+            first = text.split("\n", 1)[0].rstrip()
+            return first + (" ..." if "\n" in text else "")
         return capture.text if capture is not None else hit.group(0)
 
     return _TEMPLATE_VAR.sub(substitute, check.message)
+
+
+def _edit(source: SourceFile, start: int, end: int, replacement: str) -> Edit:
+    (start_line, start_col), (end_line, end_col) = source.position(start), source.position(end)
+    return Edit(start, end, replacement, start_line, start_col, end_line, end_col)
 
 
 def _fix(check: Check, match: Match, source: SourceFile) -> Fix | None:
@@ -135,12 +159,54 @@ def _fix(check: Check, match: Match, source: SourceFile) -> Fix | None:
         start, end = target.start, target.end
     else:
         start, end = match.start, match.end
-    replacement = _render(rewrite.template, match, source)
-    if replacement is None:
+    rendered = _render(rewrite.template, match, source)
+    if rendered is None:
         return None
-    (start_line, start_col), (end_line, end_col) = source.position(start), source.position(end)
-    edit = Edit(start, end, replacement, start_line, start_col, end_line, end_col)
-    return Fix(check.fix.title, rewrite.safety, (edit,))
+    replacement, insertions, insertions_safe = rendered
+    edits = [_edit(source, start, end, replacement)]
+    for insertion in dict.fromkeys(insertions):
+        line_start = source.line_starts[insertion.line - 1]
+        offset = line_start + len(source.lines[insertion.line - 1]) if insertion.at_line_end else line_start
+        edits.append(_edit(source, offset, offset, insertion.text))
+    fix = Fix(check.fix.title, rewrite.safety if insertions_safe else "unsafe", tuple(sorted(edits, key=lambda e: e.start)))
+    if source.language == "python" and not _still_parses(source.text, fix):
+        return None
+    return fix
+
+
+def _still_parses(text: str, fix: Fix) -> bool:
+    """A Python rewrite is offered only when the rewritten file still parses."""
+    for edit in sorted(fix.edits, key=lambda e: e.start, reverse=True):
+        text = text[: edit.start] + edit.replacement + text[edit.end :]
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def target_gate(check: Check, target) -> tuple[str | None, str | None]:
+    """(why the configured target makes this check's hits moot, or None; what $TARGETS says)."""
+    spec = check.target
+    if spec is None:
+        return None, None
+    from rocmlint.arch_facts import arch_facts
+
+    if target.rocm_version is not None:
+        shown = ".".join(map(str, target.rocm_version))
+        if spec.rocm_from is not None and target.rocm_version < spec.rocm_from:
+            return f"target: holds from ROCm {'.'.join(map(str, spec.rocm_from))}; the configured ROCm is {shown}", spec.default
+        if spec.rocm_before is not None and target.rocm_version >= spec.rocm_before:
+            return f"target: holds before ROCm {'.'.join(map(str, spec.rocm_before))}; the configured ROCm is {shown}", spec.default
+    if spec.fact is None or not target.archs:
+        return None, spec.default
+    attribute = spec.fact.replace("-", "_")
+    facts = {arch: str(getattr(arch_facts(arch), attribute)) for arch in target.archs}
+    affected = [arch for arch, value in facts.items() if value in spec.affected]
+    if not affected:
+        said = ", ".join(f"{arch} ({spec.fact} {value})" for arch, value in facts.items())
+        return f"target: not on the configured GPUs: {said}", spec.default
+    return None, ", ".join(affected)
 
 
 def check_source(
@@ -167,8 +233,11 @@ def check_source(
             return [], [Problem(source.path, f"Python syntax error: {detail}", line)]
     seen: set[tuple] = set()
     for check in relevant:
+        moot, targets = target_gate(check, source.target)
+        extra = {"TARGETS": targets} if targets is not None else None
         for match in _matcher_for(check).find(source):
             gate = match.gate if check.gated else None
+            gate = gate or moot
             if gate is not None and not keep_gated:
                 continue
             line, col = source.position(match.start)
@@ -187,7 +256,7 @@ def check_source(
                 Finding(
                     path=source.path,
                     check_id=check.id,
-                    message=_message(check, match),
+                    message=_message(check, match, source, extra),
                     severity=check.severity,
                     line=line,
                     col=col,
@@ -202,20 +271,20 @@ def check_source(
     return findings, []
 
 
-def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Check]) -> list[Finding]:
+def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Check], target=None) -> list[Finding]:
     """For the flake8 face: reuse flake8's tree, never parse again."""
-    source = SourceFile(path, text, "python", python_tree=tree)
+    source = SourceFile(path, text, "python", python_tree=tree, target=target)
     findings, _ = check_source(source, checks)
     return findings
 
 
 def check_file(
-    target: Target, checks: Sequence[Check], max_file_size: int, directives: dict | None = None
+    target: Target, checks: Sequence[Check], max_file_size: int, directives: dict | None = None, gpu_target=None
 ) -> tuple[list[Finding], list[Problem]]:
     """All hits of one file, gated ones included (see check_source). When `directives` is a
     dict, a C/C++ file that belongs to a project also leaves its directives there, so that a
     project pass need not read the file again."""
-    source, problem = read_source(target.path, target.language, max_file_size)
+    source, problem = read_source(target.path, target.language, max_file_size, gpu_target)
     if problem is not None:
         return [], [problem]
     try:
@@ -236,12 +305,14 @@ def check_file(
 # --- many files ------------------------------------------------------------------------------
 
 _worker_checks: list[Check] = []
+_worker_target = None
 
 
-def _init_worker(check_ids: list[str]) -> None:
-    global _worker_checks
+def _init_worker(check_ids: list[str], gpu_target) -> None:
+    global _worker_checks, _worker_target
     wanted = set(check_ids)
     _worker_checks = [c for c in load_catalog() if c.id in wanted]
+    _worker_target = gpu_target
 
 
 def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bool):
@@ -249,7 +320,7 @@ def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bo
     problems: list[Problem] = []
     directives: dict | None = {} if collect_directives else None
     for target in batch:
-        f, p = check_file(target, _worker_checks, max_file_size, directives)
+        f, p = check_file(target, _worker_checks, max_file_size, directives, _worker_target)
         findings.extend(f)
         problems.extend(p)
     return findings, problems, directives or {}
@@ -282,7 +353,7 @@ def scan(request: ScanRequest) -> ScanResult:
     if jobs > 1 and len(targets) >= _PARALLEL_THRESHOLD:
         batches = [targets[i : i + 64] for i in range(0, len(targets), 64)]
         ids = [c.id for c in request.checks]
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids,)) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target)) as pool:
             count = len(batches)
             for findings, problems, read in pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count):
                 result.findings.extend(findings)
@@ -291,7 +362,7 @@ def scan(request: ScanRequest) -> ScanResult:
                     directives.update(read)
     else:
         for target in targets:
-            findings, problems = check_file(target, request.checks, max_size, directives)
+            findings, problems = check_file(target, request.checks, max_size, directives, request.config.target)
             result.findings.extend(findings)
             result.problems.extend(problems)
     if request.use_project:
@@ -422,18 +493,26 @@ def _overrides(config: Config):
 
 
 def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool) -> tuple[str, int]:
-    """Apply the fixes of `findings` to `text`; overlapping edits after the first are skipped."""
-    edits: list[Edit] = []
+    """Apply the fixes of `findings` to `text`. A fix is applied whole or not at all: one
+    whose edits overlap an edit already taken is skipped (an identical edit, such as the same
+    `import torch` added by two fixes, is shared). Returns the text and the fixes applied."""
+    taken: list[Edit] = []
+    applied = 0
     for finding in findings:
         if finding.fix is None or (finding.fix.safety == "unsafe" and not unsafe):
             continue
-        edits.extend(finding.fix.edits)
-    applied = 0
-    last_start = len(text) + 1
-    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
-        if edit.end > last_start:
+        new = [e for e in finding.fix.edits if e not in taken]
+        if any(_overlap(a, b) for a in new for b in taken):
             continue
-        text = text[: edit.start] + edit.replacement + text[edit.end :]
-        last_start = edit.start
+        taken.extend(new)
         applied += 1
+    for edit in sorted(taken, key=lambda e: (e.start, e.end), reverse=True):
+        text = text[: edit.start] + edit.replacement + text[edit.end :]
     return text, applied
+
+
+def _overlap(a: Edit, b: Edit) -> bool:
+    if a.start < b.end and b.start < a.end:
+        return True
+    # An insertion where another edit starts or ends would be ordered arbitrarily.
+    return (a.start == a.end and b.start <= a.start <= b.end) or (b.start == b.end and a.start <= b.start <= a.end)

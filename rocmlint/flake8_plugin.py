@@ -2,7 +2,7 @@
 
 Registered as the flake8 extension `ROC` (flake8 5+ accepts at most three letters in an entry
 name); the codes it reports are ROCMnnn, so `flake8 --select ROCM` picks them. It honours
-`[tool.rocmlint]` (select, ignore, exclude) like the scanner does.
+`[tool.rocmlint]` (select, ignore, exclude, rocm-version, arch) like the scanner does.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Flake8Checker:
         if not checks or excludes.excluded(path, False):
             return
         text = "".join(self.lines).replace("\r\n", "\n")
-        for finding in check_python_tree(self.tree, self.filename, text, checks):
+        for finding in check_python_tree(self.tree, self.filename, text, checks, config.target):
             # flake8 expects the column in the unit of its `ast` tree: UTF-8 bytes.
             col = utf8_column(finding.context.get(finding.line, ""), finding.col)
             yield finding.line, col, f"{finding.check_id} {finding.message}", type(self)

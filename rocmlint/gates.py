@@ -85,6 +85,10 @@ def is_platform_test(test: ast.AST, predicates=None) -> bool:
     return predicates is not None and predicates.mentions_predicate(test)
 
 
+def _names_amd(identifier: str) -> bool:
+    return names_platform(identifier) and not re.search(r"nvidia|nvcc", identifier, re.I)
+
+
 def _short(node: ast.AST, limit: int = 80) -> str:
     try:
         text = " ".join(ast.unparse(node).split())
@@ -172,6 +176,12 @@ def python_gate(node: ast.AST, parents: dict[int, ast.AST], *, import_guard: boo
         elif import_guard and isinstance(parent, ast.With) and _is_suppress_with(parent):
             return f"inside `with {_short(parent.items[0].context_expr)}` (line {parent.lineno})"
         elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # Code in a class or function named for AMD's stack (`ROCmConfigHeuristic`,
+            # `_rocm_attention`) is written for ROCm. NVIDIA names do not count: helpers such as
+            # `nvidia_gpu_count()` are often called on every platform.
+            if _names_amd(parent.name) and any(child is s for s in parent.body):
+                kind = "class" if isinstance(parent, ast.ClassDef) else "function"
+                return f"in {kind} `{parent.name}`, named for ROCm (line {parent.lineno})"
             for decorator in parent.decorator_list:
                 if _platform_decorator(decorator, predicates):
                     return f"in `{parent.name}`, skipped on one GPU stack by `@{_short(decorator)}` (line {decorator.lineno})"
@@ -405,6 +415,53 @@ def _load_module(path: str) -> "PlatformPredicates | None":
 
 
 # --- C/C++ preprocessor regions ------------------------------------------------------------
+
+# --- Python modules for one GPU stack -------------------------------------------------------
+
+# A module whose own name, or whose package directories, name one vendor is code for that
+# stack: vLLM's `models/*/nvidia/` and `models/*/amd/`, `rocm_aiter_mla.py`, `aiter_backend.py`.
+# "cuda" is not such a word: `cuda_utils.py` serves ROCm builds too (torch.cuda is HIP there).
+_STACK_WORDS = {"rocm": "ROCm", "hip": "ROCm", "amd": "ROCm", "aiter": "ROCm (aiter)", "nvidia": "NVIDIA"}
+
+
+def python_module_gate(path: str | None) -> str | None:
+    """Why a whole Python module is code for one GPU stack, by its name, or None."""
+    if not path:
+        return None
+    absolute = os.path.abspath(path)
+    directory = os.path.dirname(absolute)
+    # The file's own name and its package directories count word by word (`rocm_aiter_mla`);
+    # a plain directory only when it is named for a stack outright (`tests/rocm/`), since the
+    # folder a project was unpacked into (`amd_aiter-0.1.7/`) says nothing about one module.
+    names = [os.path.splitext(os.path.basename(absolute))[0]]
+    if os.path.isfile(os.path.join(directory, "__init__.py")):
+        while os.path.isfile(os.path.join(directory, "__init__.py")):
+            names.append(os.path.basename(directory))
+            directory = os.path.dirname(directory)
+    elif os.path.basename(directory).lower() in _STACK_WORDS:
+        word = os.path.basename(directory).lower()
+        return f"a module for {_STACK_WORDS[word]} only, by its directory ({os.path.basename(directory)}/)"
+    for name in names:
+        for word in re.split(r"[_\-.]", name.lower()):
+            if word in _STACK_WORDS:
+                return f"a module for {_STACK_WORDS[word]} only, by its name ({name})"
+    return None
+
+
+def own_module(importer: str | None, module: str) -> bool:
+    """Is `module` (a top-level name) part of the importer's own source tree: its own package,
+    or a module beside its top-level package? Such an import is the project's, not a
+    dependency's."""
+    if not importer:
+        return False
+    directory = os.path.dirname(os.path.abspath(importer))
+    packaged = os.path.isfile(os.path.join(directory, "__init__.py"))
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory = os.path.dirname(directory)
+    # A script outside any package (`tests/test_x.py`) also sees the package beside its folder.
+    places = [directory] if packaged else [directory, os.path.dirname(directory)]
+    return any(os.path.isfile(os.path.join(d, module + ".py")) or os.path.isfile(os.path.join(d, module, "__init__.py")) for d in places)
+
 
 _GUARD_TEST = re.compile(r"^\s*(?:!\s*defined\s*\(?\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\)?\s*$")
 _OPENERS = ("if", "ifdef", "ifndef")

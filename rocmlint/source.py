@@ -12,12 +12,16 @@ from functools import cached_property
 
 
 class SourceFile:
-    def __init__(self, path: str, text: str, language: str, python_tree: ast.AST | None = None, macros=None):
+    def __init__(self, path: str, text: str, language: str, python_tree: ast.AST | None = None, macros=None, target=None):
+        from rocmlint.config import GpuTarget
+
         self.path = path
         self.text = text
         self.language = language
         self._python_tree = python_tree
         self.macros = macros  # a project's rocmlint.preprocessor.MacroTable, when known
+        # The ROCm release and GPUs the port targets ([tool.rocmlint] rocm-version, arch).
+        self.target = target if target is not None else GpuTarget()
 
     # --- positions ------------------------------------------------------------------------
     @cached_property
@@ -65,7 +69,7 @@ class SourceFile:
     def python_index(self):
         from rocmlint.matchers.python_index import PythonIndex
 
-        return PythonIndex(self.python_tree, self.path)
+        return PythonIndex(self.python_tree, self.path, self.lines)
 
     @cached_property
     def cpp_root(self):

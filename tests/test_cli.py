@@ -115,7 +115,7 @@ def test_fix_keeps_crlf_line_endings(tmp_path):
 def test_show_fix_prints_the_snippet(tmp_path):
     _project(tmp_path)
     proc = run_cli("scan", ".", "--show-fix", "--select", "ROCM001", cwd=tmp_path)
-    assert "    fix: Guard the import and detect GPUs through torch" in proc.stdout
+    assert "    fix: Guard the import and the initialisation, and detect GPUs through torch" in proc.stdout
     assert "    |     import pynvml  # optional: NVIDIA-only metrics" in proc.stdout
 
 

@@ -266,3 +266,59 @@ def test_gates_say_why():
     source = SourceFile("t.py", textwrap.dedent(code), "python")
     findings, _ = check_source(source, [check_by_id("ROCM002")], keep_gated=True)
     assert [f.gate for f in findings] == ["under `if torch.version.hip` (line 3)"]
+
+
+@pytest.mark.parametrize(
+    "relative,gated",
+    [
+        ("pkg/models/nvidia/ops.py", True),
+        ("pkg/backends/rocm_attention.py", True),
+        ("pkg/aiter_backend.py", True),
+        ("tests/rocm/test_fp8.py", True),
+        ("pkg/cuda_utils.py", False),
+        ("amd_tools-1.0/setup.py", False),
+        ("pkg/hipster.py", False),
+    ],
+)
+def test_modules_named_for_one_stack_are_gated(tmp_path, relative, gated):
+    path = tmp_path / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if relative.startswith("pkg/"):
+        for parent in path.relative_to(tmp_path).parents:
+            if str(parent) != ".":
+                (tmp_path / parent / "__init__.py").write_text("")
+    path.write_text("import torch\nw = x.to(torch.float8_e4m3fn)\n")
+    source = SourceFile(str(path), path.read_text(), "python")
+    findings, _ = check_source(source, [check_by_id("ROCM104")], keep_gated=True)
+    assert (findings[0].gate is not None) == gated, findings[0].gate
+
+
+def test_imports_of_the_projects_own_modules_are_gated(tmp_path):
+    (tmp_path / "flash_attn").mkdir()
+    (tmp_path / "flash_attn" / "__init__.py").write_text("")
+    inner = tmp_path / "flash_attn" / "layers.py"
+    inner.write_text("from flash_attn.ops import rotary\n")
+    findings, _ = check_source(SourceFile(str(inner), inner.read_text(), "python"), [check_by_id("ROCM011")], keep_gated=True)
+    assert findings and "own module" in findings[0].gate
+    (tmp_path / "tests").mkdir()
+    test = tmp_path / "tests" / "test_layers.py"
+    test.write_text("from flash_attn.layers import rotary\n")
+    findings, _ = check_source(SourceFile(str(test), test.read_text(), "python"), [check_by_id("ROCM011")], keep_gated=True)
+    assert findings and "own module" in findings[0].gate
+    user = tmp_path / "app.py"
+    user.write_text("import aiter_client\nfrom flash_attn import flash_attn_func\n")
+    findings, _ = check_source(SourceFile(str(tmp_path / "other" / "deeper" / "app.py"), user.read_text(), "python"), [check_by_id("ROCM011")])
+    assert [f.line for f in findings] == [2]
+
+
+def test_code_in_a_class_or_function_named_for_rocm_is_gated():
+    code = """
+    import torch
+    class ROCmConfigHeuristic:
+        def pick(self):
+            if torch.cuda.get_device_capability() >= (9, 5):
+                return 1
+    def nvidia_gpu_count():
+        return torch.cuda.get_device_capability() >= (9, 0)
+    """
+    assert _flagged(code, "ROCM103") == [8]

@@ -23,6 +23,7 @@ class Match:
     end: int
     gate: str | None  # why the code is already gated for one GPU stack (None: it is not)
     captures: dict[str, Capture] = field(default_factory=dict)
+    node: object = field(default=None, compare=False, repr=False)  # the ast node, for Python rewrites
 
 
 class Matcher(Protocol):

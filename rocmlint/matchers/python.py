@@ -1,39 +1,93 @@
-"""The `python` matcher: imports and calls, found on the `ast` tree with alias-aware names.
+"""The `python` matcher: imports, calls, settings, environment variables and names, found on
+the `ast` tree with alias-aware names and simple data flow (rocmlint.matchers.python_index).
 
-Spec keys (one of `import` / `call` / `method` is needed):
-  import:   [module, ...]     `import m`, `import m.sub`, `from m import x`, `from m.sub import x`
-  scope:    module | any      module: only imports that run at import time (not in functions)
-  call:     [qualified.name]  calls through any alias, and `functools.partial(name, ...)`
-  method:   [attr]            `anything.attr(...)`, for methods whose receiver cannot be named
-  keywords: {kw: [value, ...]}  every listed keyword must be given as one of these literals
-Captures: $MODULE (imports), $CALLEE (calls), and $<KW> for each keyword's value node.
+Spec keys (at least one of import / call / method / set / env / reference):
+  import:     [module, ...]     `import m`, `import m.sub`, `from m import x`, `from m.sub import x`,
+                                and `importlib.import_module("m")`
+  scope:      module | function | any   module: only what runs at import time (not in function
+                                bodies); function: only what runs when a function is called
+  caught-only-by: [Exception, ...]  only imports inside a `try` whose handlers catch nothing but
+                                these (that `try` is then the finding, not a gate)
+  call:       [qualified.name]  calls through any alias, and `functools.partial(name, ...)`
+  method:     [attr]            `anything.attr(...)`, for methods whose receiver cannot be named
+  keywords:   {kw: [value, ...]}  every listed argument must be able to take one of these values,
+                                given by keyword, by position (see `positional`) or in `**dict`,
+                                as a literal or through the module's data flow
+  positional: [name, ...]       the names of the callee's leading positional parameters
+  within:     [qualified.name]  only calls inside the body of `with <one of these>(...)`
+  caught-by:  [Exception, ...]  a call inside a `try` (same function) with a handler for one of
+                                these (or a bare `except:`), or `with suppress(...)` of one, is
+                                gated; `NVMLError` also names `NVMLError_LibraryNotFound`
+  set:        [qualified.setting]  a setting given a value: `a.b = v`, `setattr`, `a.patch(...)`,
+                                `torch.compile(options={...})` (for torch._inductor.config)
+  values:     [value, ...]      with `set`: only when the value can be one of these
+  env:        [NAME, ...]       an environment variable written: `os.environ[...] = v`,
+                                `setdefault`, `update`, `putenv`, `setenv`, dict literals
+  value-regex: regex            with `env`: only when the value's text matches (named groups
+                                become captures)
+  reference:  [qualified.name]  a use of a name (`torch.float8_e4m3fn`), except where it is only
+                                compared with (`dtype == ...`, `dtype in (...)`) or a dict key
+Captures: $MODULE (imports), $CALLEE (calls), $<KW> (the value found for each keyword) and
+$<KW>_ARG (the argument as written, when every value it can take is one of the listed values:
+what a rewrite may replace), $WITHIN (the `with` callee), $SETTING and $VALUE (set),
+$VAR and $VALUE (env), $NAME (reference).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from rocmlint.matchers import Capture, Match, check_keys
+from rocmlint.matchers.python_index import UNKNOWN
+
+_FORMS = ("import", "call", "method", "set", "env", "reference")
 
 
 class PythonMatcher:
     def __init__(self, spec: dict, where: str):
         from rocmlint.checks_loader import CheckFileError
 
-        check_keys(spec, {"import": list, "scope": str, "call": list, "method": list, "keywords": dict}, where)
-        if not any(k in spec for k in ("import", "call", "method")):
-            raise CheckFileError(f"{where}: needs one of import, call, method")
-        if spec.get("scope", "any") not in ("module", "any"):
-            raise CheckFileError(f"{where}.scope: must be module or any")
+        check_keys(
+            spec,
+            {
+                "import": list, "scope": str, "caught-only-by": list, "call": list, "method": list,
+                "keywords": dict, "positional": list, "within": list, "set": list, "values": list,
+                "env": list, "value-regex": str, "reference": list, "caught-by": list,
+            },
+            where,
+        )
+        if not any(k in spec for k in _FORMS):
+            raise CheckFileError(f"{where}: needs one of {', '.join(_FORMS)}")
+        if spec.get("scope", "any") not in ("module", "function", "any"):
+            raise CheckFileError(f"{where}.scope: must be module, function or any")
+        for key, needs in (("values", "set"), ("value-regex", "env"), ("positional", "keywords"),
+                           ("caught-only-by", "import")):
+            if key in spec and needs not in spec:
+                raise CheckFileError(f"{where}.{key}: needs {needs}")
+        if any(k in spec for k in ("keywords", "within", "caught-by")) and not ("call" in spec or "method" in spec):
+            raise CheckFileError(f"{where}: keywords, within and caught-by need call or method")
         self.modules = tuple(spec.get("import", ()))
-        self.module_scope_only = spec.get("scope") == "module"
+        self.scope = spec.get("scope", "any")
+        self.caught_by = tuple(spec.get("caught-by", ()))
+        self.caught_only_by = frozenset(spec.get("caught-only-by", ()))
         self.calls = frozenset(spec.get("call", ()))
         self.methods = frozenset(spec.get("method", ()))
         self.keywords = {k: tuple(v) for k, v in spec.get("keywords", {}).items()}
         for key, values in self.keywords.items():
             if not isinstance(values, tuple) or not values:
                 raise CheckFileError(f"{where}.keywords.{key}: must be a list of literal values")
+        self.positional = tuple(spec.get("positional", ()))
+        self.within = frozenset(spec.get("within", ()))
+        self.settings = frozenset(spec.get("set", ()))
+        self.setting_values = tuple(spec["values"]) if "values" in spec else None
+        self.env = frozenset(spec.get("env", ()))
+        try:
+            self.value_regex = re.compile(spec["value-regex"]) if "value-regex" in spec else None
+        except re.error as exc:
+            raise CheckFileError(f"{where}.value-regex: {exc}") from exc
+        self.references = frozenset(spec.get("reference", ()))
 
     def find(self, source) -> Iterator[Match]:
         index = source.python_index
@@ -41,36 +95,78 @@ class PythonMatcher:
             yield from self._imports(source, index)
         if self.calls or self.methods:
             yield from self._calls(source, index)
+        if self.settings:
+            yield from self._settings(source, index)
+        if self.env:
+            yield from self._env(source, index)
+        if self.references:
+            yield from self._references(source, index)
 
-    def _span(self, source, node: ast.AST) -> tuple[int, int]:
-        start = source.offset(node.lineno, source.byte_col_to_char(node.lineno, node.col_offset))
-        end = source.offset(node.end_lineno, source.byte_col_to_char(node.end_lineno, node.end_col_offset))
+    # --- positions ------------------------------------------------------------------------
+
+    def _offsets(self, source, first: ast.AST, last: ast.AST | None = None) -> tuple[int, int]:
+        last = last or first
+        start = source.offset(first.lineno, source.byte_col_to_char(first.lineno, first.col_offset))
+        end = source.offset(last.end_lineno, source.byte_col_to_char(last.end_lineno, last.end_col_offset))
         return start, end
 
     def _capture(self, source, node: ast.AST) -> Capture:
-        start, end = self._span(source, node)
+        start, end = self._offsets(source, node)
         return Capture(source.text[start:end], start, end)
+
+    # --- imports --------------------------------------------------------------------------
 
     def _wanted_module(self, name: str | None) -> bool:
         return bool(name) and any(name == m or name.startswith(m + ".") for m in self.modules)
 
     def _imports(self, source, index) -> Iterator[Match]:
+        found: list[tuple[ast.AST, str]] = []
         for node in index.imports:
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names if self._wanted_module(a.name)]
             else:
                 names = [node.module] if node.level == 0 and self._wanted_module(node.module) else []
-            if not names:
+            if names:
+                found.append((node, names[0]))
+        for call in index.calls:
+            # importlib.import_module("flash_attn") and __import__("flash_attn") import too.
+            if index.qualified_name(call.func) in ("importlib.import_module", "__import__") and call.args:
+                first = call.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str) and self._wanted_module(first.value):
+                    found.append((call, first.value))
+        from rocmlint.gates import own_module
+
+        for node, name in found:
+            if not self._in_scope(index, node):
                 continue
-            if self.module_scope_only and not index.at_module_level(node):
+            if own_module(source.path, name.split(".")[0]):
+                start, end = self._offsets(source, node)
+                yield Match(start, end, gate=f"`{name.split('.')[0]}` is this project's own module", captures={"MODULE": Capture(name, start, end)}, node=node)
                 continue
-            start, end = self._span(source, node)
-            yield Match(
-                start,
-                end,
-                gate=index.gate(node, import_guard=True),
-                captures={"MODULE": Capture(names[0], start, end)},
-            )
+            if self.caught_only_by:
+                handler_try = self._try_catching_only(index, node)
+                if handler_try is None:
+                    continue
+                gate = index.gate(node)
+            else:
+                gate = index.gate(node, import_guard=True)
+            start, end = self._offsets(source, node)
+            yield Match(start, end, gate=gate, captures={"MODULE": Capture(name, start, end)}, node=node)
+
+    def _try_catching_only(self, index, node: ast.AST) -> ast.Try | None:
+        """The innermost `try` whose body holds `node`, when each of its handlers catches
+        only exception types listed in `caught-only-by`."""
+        child, parent = node, index.parents.get(id(node))
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(parent, ast.Try) and any(child is s for s in parent.body) and parent.handlers:
+                caught = [name for h in parent.handlers for name in _handler_names(h)]
+                if caught and all(name is not None and name in self.caught_only_by for name in caught):
+                    return parent
+                return None
+            child, parent = parent, index.parents.get(id(parent))
+        return None
+
+    # --- calls ----------------------------------------------------------------------------
 
     def _callee_matches(self, index, func: ast.AST) -> bool:
         if self.calls and index.qualified_name(func) in self.calls:
@@ -79,24 +175,210 @@ class PythonMatcher:
 
     def _calls(self, source, index) -> Iterator[Match]:
         for call in index.calls:
-            func = call.func
+            func, offset = call.func, 0
             if not self._callee_matches(index, func):
                 # functools.partial(torch.compile, mode=...) configures the same call.
                 if not (call.args and index.qualified_name(func) == "functools.partial"
                         and self._callee_matches(index, call.args[0])):
                     continue
-                func = call.args[0]
-            captures = {"CALLEE": self._capture(source, func)}
-            if not self._keywords_match(source, call, captures):
+                func, offset = call.args[0], 1
+            if not self._in_scope(index, call):
                 continue
-            start, end = self._span(source, call)
-            yield Match(start, end, gate=index.gate(call), captures=captures)
+            captures = {"CALLEE": self._capture(source, func)}
+            if self.within:
+                context = self._inside(index, call)
+                if context is None:
+                    continue
+                captures["WITHIN"] = self._capture(source, context.func)
+            matched, value_gate = self._keywords_match(source, index, call, offset, captures)
+            if not matched:
+                continue
+            start, end = self._offsets(source, call)
+            gate = index.gate(call) or value_gate or (self._caught(index, call) if self.caught_by else None)
+            yield Match(start, end, gate=gate, captures=captures, node=call)
 
-    def _keywords_match(self, source, call: ast.Call, captures: dict) -> bool:
-        given = {kw.arg: kw.value for kw in call.keywords if kw.arg}
-        for name, values in self.keywords.items():
-            value = given.get(name)
-            if not isinstance(value, ast.Constant) or value.value not in values:
-                return False
-            captures[name.upper()] = self._capture(source, value)
+    def _in_scope(self, index, node: ast.AST) -> bool:
+        if self.scope == "any":
+            return True
+        return index.at_module_level(node) == (self.scope == "module")
+
+    def _catches(self, names: list[str | None]) -> str | None:
+        for name in names:
+            if name is None:
+                return "everything"
+            if any(name == c or name.startswith(c + "_") for c in self.caught_by):
+                return name
+        return None
+
+    def _caught(self, index, node: ast.AST) -> str | None:
+        """Why `node` is inside a guard that catches one of `caught-by`, or None."""
+        child, parent = node, index.parents.get(id(node))
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(parent, ast.Try) and any(child is s for s in parent.body):
+                for handler in parent.handlers:
+                    caught = self._catches(_handler_names(handler))
+                    if caught:
+                        return f"inside `try:` that catches {caught} (line {parent.lineno})"
+            elif isinstance(parent, (ast.With, ast.AsyncWith)):
+                for item in parent.items:
+                    context = item.context_expr
+                    if isinstance(context, ast.Call) and (index.qualified_name(context.func) or "").endswith("suppress"):
+                        caught = self._catches([_name_of(a) for a in context.args])
+                        if caught:
+                            return f"inside `with suppress({caught})` (line {parent.lineno})"
+            child, parent = parent, index.parents.get(id(parent))
+        return None
+
+    def _inside(self, index, call: ast.Call) -> ast.Call | None:
+        """The `with <within>(...)` call whose body holds `call`, if any (same function)."""
+        child, parent = call, index.parents.get(id(call))
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(parent, (ast.With, ast.AsyncWith)) and any(child is s for s in parent.body):
+                for item in parent.items:
+                    context = item.context_expr
+                    if isinstance(context, ast.Call) and index.qualified_name(context.func) in self.within:
+                        return context
+            child, parent = parent, index.parents.get(id(parent))
+        return None
+
+    def _keywords_match(self, source, index, call: ast.Call, offset: int, captures: dict) -> tuple[bool, str | None]:
+        """(whether every listed argument can take a listed value, and the gate of a value
+        that is taken only on one GPU stack when no other was found)."""
+        gate = None
+        for name, wanted in self.keywords.items():
+            candidates = self._argument_values(index, call, name, offset)
+            hits = [(value, arg) for value, arg in candidates if value.literal is not UNKNOWN and _one_of(value.literal, wanted)]
+            if not hits:
+                return False, None
+            ungated = [(v, a) for v, a in hits if v.gate is None]
+            value = (ungated or hits)[0][0]
+            if not ungated and gate is None:
+                gate = value.gate
+            captures[name.upper()] = self._capture(source, value.node)
+            direct = [(v, a) for v, a in candidates if a is not None]
+            if direct and all(v.literal is not UNKNOWN and _one_of(v.literal, wanted) and v.gate is None for v, _ in direct):
+                captures[f"{name.upper()}_ARG"] = self._capture(source, direct[0][1])
+        return True, gate
+
+    def _argument_values(self, index, call: ast.Call, name: str, offset: int) -> list[tuple]:
+        """(Value, the argument node at the call or None) for each value the argument `name`
+        can take at this call."""
+        found: list[tuple] = []
+        for keyword in call.keywords:
+            if keyword.arg == name:
+                found += [(v, keyword.value) for v in index.values(keyword.value)]
+            elif keyword.arg is None:
+                for key, value, _, gate in index.dict_entries(keyword.value):
+                    if key == name:
+                        found += [(v if v.gate or not gate else _with_gate(v, gate), None) for v in index.values(value)]
+        if name in self.positional:
+            position = self.positional.index(name) + offset
+            leading = call.args[: position + 1]
+            if len(call.args) > position and not any(isinstance(a, ast.Starred) for a in leading):
+                found += [(v, call.args[position]) for v in index.values(call.args[position])]
+        return found
+
+    # --- settings and environment variables -----------------------------------------------
+
+    def _settings(self, source, index) -> Iterator[Match]:
+        for write in index.setting_writes():
+            if write.name not in self.settings or write.value is None:
+                continue
+            values = index.values(write.value)
+            if self.setting_values is not None:
+                values = [v for v in values if v.literal is not UNKNOWN and _one_of(v.literal, self.setting_values)]
+                if not values:
+                    continue
+            value = next((v for v in values if v.gate is None), values[0])
+            gate = write.gate or index.gate(write.anchor) or value.gate
+            start, end = self._offsets(source, write.first, write.last)
+            captures = {"SETTING": Capture(write.name, start, end), "VALUE": self._capture(source, value.node)}
+            yield Match(start, end, gate=gate, captures=captures, node=write.anchor)
+
+    def _env(self, source, index) -> Iterator[Match]:
+        for write in index.env_writes():
+            if write.name not in self.env:
+                continue
+            start, end = self._offsets(source, write.first, write.last)
+            captures = {"VAR": Capture(write.name, start, end)}
+            gate = index.gate(write.anchor)
+            if self.value_regex is not None:
+                if write.value is None:
+                    continue
+                hit = None
+                for value in index.values(write.value):
+                    if isinstance(value.literal, str):
+                        found = self.value_regex.search(value.literal)
+                        if found is not None and (hit is None or (hit[0].gate is not None and value.gate is None)):
+                            hit = (value, found)
+                if hit is None:
+                    continue
+                value, found = hit
+                gate = gate or value.gate
+                captures["VALUE"] = self._capture(source, value.node)
+                node_start, node_end = captures["VALUE"].start, captures["VALUE"].end
+                for group, text in found.groupdict().items():
+                    if text is not None:
+                        captures[group.upper()] = Capture(text, node_start, node_end)
+            elif write.value is not None:
+                captures["VALUE"] = self._capture(source, write.value)
+            yield Match(start, end, gate=gate, captures=captures, node=write.anchor)
+
+    # --- names ----------------------------------------------------------------------------
+
+    def _references(self, source, index) -> Iterator[Match]:
+        candidates: list[ast.AST] = [a for a in index.attributes if isinstance(a.ctx, ast.Load)]
+        if any(q in self.references for q in index.aliases.values()):
+            candidates += [n for n in ast.walk(index.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        for node in candidates:
+            name = index.qualified_name(node)
+            if name not in self.references:
+                continue
+            parent = index.parents.get(id(node))
+            if isinstance(parent, ast.Attribute) or _only_compared(index, node):
+                continue
+            start, end = self._offsets(source, node)
+            yield Match(start, end, gate=index.gate(node), captures={"NAME": Capture(name, start, end)}, node=node)
+
+
+def _one_of(literal: object, wanted: tuple) -> bool:
+    """Strings match strings; booleans and numbers match by value (`1` enables as `True` does),
+    but the string "1" never matches `true`."""
+    return any(isinstance(literal, str) == isinstance(w, str) and literal == w for w in wanted)
+
+
+def _with_gate(value, gate: str):
+    from rocmlint.matchers.python_index import Value
+
+    return Value(value.node, value.literal, gate)
+
+
+def _handler_names(handler: ast.ExceptHandler) -> list[str | None]:
+    """The exception names an `except` clause catches (None for a bare `except:` or one
+    that cannot be named)."""
+    kind = handler.type
+    if kind is None:
+        return [None]
+    elements = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return [_name_of(element) for element in elements]
+
+
+def _name_of(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _only_compared(index, node: ast.AST) -> bool:
+    """`dtype == torch.float8_e4m3fn`, `dtype in (torch.float8_e4m3fn, ...)`, `{... : x}[dtype]`
+    keys: uses that ask which dtype something is rather than choosing one."""
+    child, parent = node, index.parents.get(id(node))
+    while isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
+        child, parent = parent, index.parents.get(id(parent))
+    if isinstance(parent, ast.Compare):
         return True
+    if isinstance(parent, ast.Dict) and any(child is k for k in parent.keys):
+        return True
+    return False

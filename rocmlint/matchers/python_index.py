@@ -4,13 +4,30 @@
 - aliases: local name -> qualified name, from every import in the module, so that
   `import torch._inductor.config as ic` makes `ic.triton.cudagraphs` read as
   `torch._inductor.config.triton.cudagraphs`, and `from torch import compile as tc` makes
-  `tc(...)` a call of `torch.compile`.
+  `tc(...)` a call of `torch.compile`;
+- scopes and bindings: which names each function, class and the module bind, so that a name
+  can be followed to what it was assigned (`values`), and a fix knows whether a name it
+  writes is bound where it writes it (`module_reference`);
+- writes: settings given a value (`setting_writes`: `torch.backends.cudnn.benchmark = True`,
+  `config.patch({...})`, `torch.compile(options={...})`) and environment variables written
+  (`env_writes`: `os.environ[...] = ...`, `setdefault`, `update`, `putenv`, dict literals).
+
+Data flow is deliberately simple: within one module, a name is followed to every value it is
+assigned in its scope (flow-insensitive), to a local function's `return` values, to a
+parameter's default and `pytest.mark.parametrize` values, to the elements of a literal list
+a `for` loop walks, through `x if c else y` and
+`a or b`, a few levels deep. What cannot be followed is an UNKNOWN value, never a guess.
 The scanner never imports or executes the code: everything here comes from the `ast` tree.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_MAX_DEPTH = 6
 
 
 def _alias_map(imports) -> dict[str, str]:
@@ -36,13 +53,69 @@ def module_aliases(tree: ast.AST) -> dict[str, str]:
     return _alias_map(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
 
 
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value an expression can take: the node that writes it, the constant (or UNKNOWN),
+    and why it is only taken on one GPU stack (a gate reason; None: on every stack)."""
+
+    node: ast.AST
+    literal: object
+    gate: str | None = None
+
+
+@dataclass(frozen=True)
+class Write:
+    """A setting or environment variable given a value. `first`..`last` is what to report."""
+
+    name: str
+    value: ast.AST | None
+    first: ast.AST
+    last: ast.AST
+    anchor: ast.AST  # the node whose gates apply (the statement or call that writes)
+    gate: str | None = None  # a gate found on the way (the dict was assigned under one)
+
+
+@dataclass(frozen=True)
+class Insertion:
+    """Text to insert at a code-point-free position: before the start of `line` (1-based)
+    when `at_line_end` is False, else at the end of that line."""
+
+    line: int
+    text: str
+    at_line_end: bool
+
+
+@dataclass(frozen=True)
+class ModuleReference:
+    """How a fix names a module at one place: `text` (the local name), the insertions that
+    make it bound there, and whether that keeps behaviour identical (`safe`)."""
+
+    text: str
+    insertions: tuple[Insertion, ...]
+    safe: bool
+
+
 class PythonIndex:
-    def __init__(self, tree: ast.AST, path: str | None = None):
+    def __init__(self, tree: ast.AST, path: str | None = None, lines: list[str] | None = None):
         self.tree = tree
         self.path = path
+        self.lines = lines or []
         self.parents: dict[int, ast.AST] = {}
         self.calls: list[ast.Call] = []
         self.imports: list[ast.Import | ast.ImportFrom] = []
+        self.assignments: list[ast.stmt] = []
+        self.withs: list[ast.With | ast.AsyncWith] = []
+        self.compares: list[ast.Compare] = []
+        self.attributes: list[ast.Attribute] = []
+        self.dicts: list[ast.Dict] = []
         for parent in ast.walk(tree):
             for child in ast.iter_child_nodes(parent):
                 self.parents[id(child)] = parent
@@ -50,8 +123,23 @@ class PythonIndex:
                 self.calls.append(parent)
             elif isinstance(parent, (ast.Import, ast.ImportFrom)):
                 self.imports.append(parent)
+            elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                self.assignments.append(parent)
+            elif isinstance(parent, (ast.With, ast.AsyncWith)):
+                self.withs.append(parent)
+            elif isinstance(parent, ast.Compare):
+                self.compares.append(parent)
+            elif isinstance(parent, ast.Attribute):
+                self.attributes.append(parent)
+            elif isinstance(parent, ast.Dict):
+                self.dicts.append(parent)
         self.aliases = _alias_map(self.imports)
+        self.star_import = any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in self.imports)
         self._predicates = None
+        self._module_gate: str | None = None
+        self._bindings: dict[int, dict[str, list[ast.AST]]] = {}
+        self._settings: list[Write] | None = None
+        self._envs: list[Write] | None = None
 
     @property
     def predicates(self):
@@ -64,15 +152,30 @@ class PythonIndex:
         return self._predicates
 
     def gate(self, node: ast.AST, *, import_guard: bool = False) -> str | None:
-        """Why a node is already gated for one GPU stack (rocmlint.gates.python_gate), or None."""
+        """Why a node is already gated for one GPU stack (rocmlint.gates.python_gate, or the
+        module is for one stack by its name), or None."""
         from rocmlint.gates import python_gate
 
+        if self._module_gate is None:
+            from rocmlint.gates import python_module_gate
+
+            self._module_gate = python_module_gate(self.path) or ""
+        if self._module_gate:
+            return self._module_gate
         return python_gate(node, self.parents, import_guard=import_guard, predicates=self.predicates)
 
-    def qualified_name(self, node: ast.AST) -> str | None:
+    def is_platform_test(self, test: ast.AST) -> bool:
+        from rocmlint.gates import is_platform_test
+
+        return is_platform_test(test, self.predicates)
+
+    # --- names ----------------------------------------------------------------------------
+
+    def qualified_name(self, node: ast.AST, _depth: int = 0) -> str | None:
         """`ic.triton.cudagraphs` -> `torch._inductor.config.triton.cudagraphs`.
 
-        A name that no import binds is taken as written (code snippets often skip imports).
+        A name that no import binds is taken as written (code snippets often skip imports),
+        unless the module binds it once to a dotted name (`cfg = torch._inductor.config`).
         """
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
@@ -80,7 +183,16 @@ class PythonIndex:
             node = node.value
         if not isinstance(node, ast.Name):
             return None
-        parts.append(self.aliases.get(node.id, node.id))
+        head = self.aliases.get(node.id)
+        if head is None:
+            head = node.id
+            if _depth < 3:
+                bound = self.bindings(self.tree).get(node.id, [])
+                if len(bound) == 1 and isinstance(bound[0], ast.Assign) and isinstance(bound[0].value, (ast.Attribute, ast.Name)):
+                    target = self.qualified_name(bound[0].value, _depth + 1)
+                    if target and "." in target:
+                        head = target
+        parts.append(head)
         return ".".join(reversed(parts))
 
     def local_name_of_module(self, module: str) -> str | None:
@@ -91,10 +203,596 @@ class PythonIndex:
         return None
 
     def at_module_level(self, node: ast.AST) -> bool:
-        """True unless the node is inside a function or lambda (class bodies run at import)."""
+        """True when the node runs at import time: not inside a function or lambda body
+        (class bodies, decorators and defaults run at import)."""
+        return not any(isinstance(scope, _FUNCTIONS) for scope in self.scopes_of(node))
+
+    def enclosing(self, node: ast.AST, kinds) -> ast.AST | None:
         parent = self.parents.get(id(node))
-        while parent is not None:
-            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                return False
+        while parent is not None and not isinstance(parent, kinds):
             parent = self.parents.get(id(parent))
+        return parent
+
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self.parents.get(id(node))
+        return node
+
+    # --- scopes ---------------------------------------------------------------------------
+
+    def scopes_of(self, node: ast.AST) -> list[ast.AST]:
+        """The scopes a name used at `node` is looked up in, innermost first (Python's rules:
+        a class body is seen only by code directly in it; decorators and defaults belong to
+        the scope around the function)."""
+        scopes: list[ast.AST] = []
+        child, parent = node, self.parents.get(id(node))
+        seen_function = False
+        while parent is not None:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(child is s for s in parent.body):
+                    scopes.append(parent)
+                    seen_function = True
+            elif isinstance(parent, ast.Lambda):
+                if child is parent.body:
+                    scopes.append(parent)
+                    seen_function = True
+            elif isinstance(parent, ast.ClassDef):
+                if any(child is s for s in parent.body) and not seen_function:
+                    scopes.append(parent)
+            elif isinstance(parent, ast.Module):
+                scopes.append(parent)
+            child, parent = parent, self.parents.get(id(parent))
+        if not scopes or not isinstance(scopes[-1], ast.Module):
+            scopes.append(self.tree)
+        return scopes
+
+    def bindings(self, scope: ast.AST) -> dict[str, list[ast.AST]]:
+        """name -> the nodes that bind it directly in `scope` (assignments, parameters as
+        `ast.arg`, imports, defs, loop and `with` targets, `global` declarations)."""
+        known = self._bindings.get(id(scope))
+        if known is not None:
+            return known
+        found: dict[str, list[ast.AST]] = {}
+
+        def bind(name: str, node: ast.AST) -> None:
+            found.setdefault(name, []).append(node)
+
+        def targets(target: ast.AST, node: ast.AST) -> None:
+            if isinstance(target, ast.Name):
+                bind(target.id, node)
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                for element in target.elts:
+                    targets(element, node)
+            elif isinstance(target, ast.Starred):
+                targets(target.value, node)
+
+        def visit(node: ast.AST) -> None:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bind(node.name, node)
+                for expr in node.decorator_list:
+                    visit(expr)
+                if not isinstance(node, ast.ClassDef):
+                    for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
+                        visit(default)
+                return
+            if isinstance(node, ast.Lambda):
+                for default in node.args.defaults:
+                    visit(default)
+                return
+            if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                return
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    targets(target, node)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets(node.target, node)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                targets(node.target, node)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        targets(item.optional_vars, node)
+            elif isinstance(node, ast.NamedExpr):
+                targets(node.target, node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.name != "*":
+                        bind(alias.asname or alias.name.split(".")[0], node)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bind(node.name, node)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                for name in node.names:
+                    bind(name, node)
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+
+        if isinstance(scope, _FUNCTIONS):
+            arguments = scope.args
+            for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+                bind(arg.arg, arg)
+            for arg in (arguments.vararg, arguments.kwarg):
+                if arg is not None:
+                    bind(arg.arg, arg)
+            body = [scope.body] if isinstance(scope, ast.Lambda) else scope.body
+        else:
+            body = scope.body
+        for statement in body:
+            visit(statement)
+        self._bindings[id(scope)] = found
+        return found
+
+    def binding_scope(self, name: str, at: ast.AST) -> ast.AST | None:
+        """The scope whose binding of `name` is seen at `at`, or None (a builtin, a star
+        import or an unbound name)."""
+        for scope in self.scopes_of(at):
+            bound = self.bindings(scope).get(name)
+            if bound:
+                if any(isinstance(b, ast.Global) for b in bound):
+                    return self.tree
+                return scope
+        return None
+
+    def bound_anywhere(self, name: str) -> bool:
+        for node in ast.walk(self.tree):
+            if isinstance(node, _SCOPES) and name in self.bindings(node):
+                return True
+        return False
+
+    # --- values ---------------------------------------------------------------------------
+
+    def values(self, expr: ast.AST, _depth: int = 0, _seen: frozenset = frozenset()) -> list[Value]:
+        """Every value `expr` can take, followed through the module (see the module doc)."""
+        if _depth > _MAX_DEPTH or id(expr) in _seen:
+            return [Value(expr, UNKNOWN)]
+        seen = _seen | {id(expr)}
+        depth = _depth + 1
+        if isinstance(expr, ast.Constant):
+            return [Value(expr, expr.value)]
+        if isinstance(expr, ast.JoinedStr):
+            return [Value(expr, _template_text(expr))]
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Mod)):
+            text = _template_text(expr)
+            return [Value(expr, text if text is not None else UNKNOWN)]
+        if isinstance(expr, ast.IfExp):
+            reason = None
+            if self.is_platform_test(expr.test):
+                reason = f"under `... if {_short(expr.test)} else ...` (line {expr.lineno})"
+            found = self.values(expr.body, depth, seen) + self.values(expr.orelse, depth, seen)
+            return [_gated(v, reason) for v in found]
+        if isinstance(expr, ast.BoolOp):
+            found: list[Value] = []
+            for index, operand in enumerate(expr.values):
+                reason = None
+                earlier = [v for v in expr.values[:index] if self.is_platform_test(v)]
+                if earlier:
+                    reason = f"after `{_short(earlier[0])}` (line {expr.lineno})"
+                found += [_gated(v, reason) for v in self.values(operand, depth, seen)]
+            return found
+        if isinstance(expr, ast.Name):
+            return self._name_values(expr, depth, seen)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            function = self._local_function(expr.func.id, expr)
+            if function is not None:
+                return self._return_values(function, depth, seen) or [Value(expr, UNKNOWN)]
+        return [Value(expr, UNKNOWN)]
+
+    def _name_values(self, name: ast.Name, depth: int, seen: frozenset) -> list[Value]:
+        scope = self.binding_scope(name.id, name)
+        if scope is None:
+            return [Value(name, UNKNOWN)]
+        found: list[Value] = []
+        bound = self.bindings(scope).get(name.id, [])
+        if not bound:
+            return [Value(name, UNKNOWN)]
+        for binding in bound:
+            gate = self.gate(binding) if isinstance(binding, ast.stmt) else None
+            if isinstance(binding, (ast.Assign, ast.AnnAssign)) and binding.value is not None:
+                value = _assigned_part(binding, name.id)
+                if value is None:
+                    found.append(Value(binding, UNKNOWN, gate))
+                else:
+                    found += [_gated(v, gate) for v in self.values(value, depth, seen)]
+            elif isinstance(binding, ast.arg):
+                found += self._parameter_values(scope, binding, depth, seen)
+            elif (isinstance(binding, (ast.For, ast.AsyncFor)) and isinstance(binding.target, ast.Name)
+                  and self._elements(binding.iter) is not None):
+                for element in self._elements(binding.iter):
+                    found += [_gated(v, gate) for v in self.values(element, depth, seen)]
+            else:
+                found.append(Value(binding, UNKNOWN, gate))
+        return found
+
+    def _elements(self, expr: ast.AST) -> list[ast.AST] | None:
+        """The elements of a literal list, tuple or set, or of a name assigned only one."""
+        if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+            return list(expr.elts)
+        if isinstance(expr, ast.Name):
+            scope = self.binding_scope(expr.id, expr)
+            bound = self.bindings(scope).get(expr.id, []) if scope is not None else []
+            if len(bound) == 1 and isinstance(bound[0], ast.Assign) and isinstance(bound[0].value, (ast.List, ast.Tuple, ast.Set)):
+                return list(bound[0].value.elts)
+        return None
+
+    def _parameter_values(self, function: ast.AST, arg: ast.arg, depth: int, seen: frozenset) -> list[Value]:
+        """A parameter takes its `pytest.mark.parametrize` values when the test names it, else
+        its default (if any) and whatever callers pass (UNKNOWN)."""
+        found: list[Value] = []
+        for decorator in getattr(function, "decorator_list", []):
+            found += self._parametrized(decorator, arg.arg, depth, seen)
+        if found:
+            return found
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if arg in positional:
+            offset = len(positional) - len(arguments.defaults)
+            index = positional.index(arg)
+            if index >= offset:
+                found += self.values(arguments.defaults[index - offset], depth, seen)
+        elif arg in arguments.kwonlyargs:
+            default = arguments.kw_defaults[arguments.kwonlyargs.index(arg)]
+            if default is not None:
+                found += self.values(default, depth, seen)
+        return found + [Value(arg, UNKNOWN)]
+
+    def _parametrized(self, decorator: ast.AST, name: str, depth: int, seen: frozenset) -> list[Value]:
+        if not (isinstance(decorator, ast.Call) and len(decorator.args) >= 2):
+            return []
+        qualified = self.qualified_name(decorator.func) or ""
+        if not qualified.endswith("mark.parametrize"):
+            return []
+        names_node, cases = decorator.args[0], decorator.args[1]
+        if isinstance(names_node, ast.Constant) and isinstance(names_node.value, str):
+            names = [n.strip() for n in names_node.value.split(",")]
+        elif isinstance(names_node, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in names_node.elts):
+            names = [str(e.value) for e in names_node.elts]
+        else:
+            return []
+        if name not in names:
+            return []
+        position = names.index(name)
+        if not isinstance(cases, (ast.List, ast.Tuple)):
+            return [Value(cases, UNKNOWN)]
+        found: list[Value] = []
+        for case in cases.elts:
+            if isinstance(case, ast.Call) and (self.qualified_name(case.func) or "").endswith(".param") and case.args:
+                case = case.args[0] if len(names) == 1 else ast.Tuple(elts=list(case.args), ctx=ast.Load())
+            if len(names) == 1:
+                found += self.values(case, depth, seen)
+            elif isinstance(case, (ast.Tuple, ast.List)) and len(case.elts) > position:
+                found += self.values(case.elts[position], depth, seen)
+            else:
+                found.append(Value(case, UNKNOWN))
+        return found
+
+    def _local_function(self, name: str, at: ast.AST) -> ast.AST | None:
+        scope = self.binding_scope(name, at)
+        if scope is None:
+            return None
+        bound = self.bindings(scope).get(name, [])
+        functions = [b for b in bound if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return functions[-1] if functions and len(functions) == len(bound) else None
+
+    def _return_values(self, function: ast.AST, depth: int, seen: frozenset) -> list[Value]:
+        found: list[Value] = []
+        for node in _own_nodes(function):
+            if isinstance(node, ast.Return) and node.value is not None:
+                gate = self.gate(node)
+                found += [_gated(v, gate) for v in self.values(node.value, depth, seen)]
+        return found
+
+    def dict_entries(self, expr: ast.AST, _depth: int = 0) -> list[tuple[str, ast.AST, ast.AST, str | None]]:
+        """(key, value, key node, gate) for each string key a dict expression can hold: a
+        literal, `dict(k=v)`, `**other` inside them, or a name assigned one of those (and its
+        `name["k"] = v` stores in the same scope)."""
+        if _depth > _MAX_DEPTH:
+            return []
+        entries: list[tuple[str, ast.AST, ast.AST, str | None]] = []
+        if isinstance(expr, ast.Dict):
+            for key, value in zip(expr.keys, expr.values):
+                if key is None:
+                    entries += self.dict_entries(value, _depth + 1)
+                elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    entries.append((key.value, value, key, None))
+        elif isinstance(expr, ast.Call) and self.qualified_name(expr.func) == "dict":
+            for arg in expr.args[:1]:
+                entries += self.dict_entries(arg, _depth + 1)
+            for keyword in expr.keywords:
+                if keyword.arg is None:
+                    entries += self.dict_entries(keyword.value, _depth + 1)
+                else:
+                    entries.append((keyword.arg, keyword.value, keyword, None))
+        elif isinstance(expr, ast.IfExp):
+            entries += self.dict_entries(expr.body, _depth + 1) + self.dict_entries(expr.orelse, _depth + 1)
+        elif isinstance(expr, ast.Name):
+            scope = self.binding_scope(expr.id, expr)
+            if scope is not None:
+                for binding in self.bindings(scope).get(expr.id, []):
+                    if isinstance(binding, (ast.Assign, ast.AnnAssign)) and binding.value is not None:
+                        value = _assigned_part(binding, expr.id)
+                        if value is not None:
+                            gate = self.gate(binding)
+                            entries += [(k, v, n, g or gate) for k, v, n, g in self.dict_entries(value, _depth + 1)]
+                for node in _own_nodes(scope):
+                    if isinstance(node, ast.Assign):
+                        for target in node.targets:
+                            if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+                                    and target.value.id == expr.id and isinstance(target.slice, ast.Constant)
+                                    and isinstance(target.slice.value, str)):
+                                entries.append((target.slice.value, node.value, target, self.gate(node)))
+        return entries
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def setting_writes(self) -> list[Write]:
+        """Settings given a value: `a.b.c = v` (any alias of `a.b`), `setattr(a.b, "c", v)`,
+        `a.b.patch({"c": v})` / `patch("c", v)` / `patch(c=v)` (and `mock.patch.object(a.b,
+        "c", v)`), and `torch.compile(options={"c": v})` for `torch._inductor.config.c`."""
+        if self._settings is not None:
+            return self._settings
+        writes: list[Write] = []
+        for statement in self.assignments:
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            value = statement.value
+            for target in targets:
+                if isinstance(target, ast.Attribute):
+                    name = self.qualified_name(target)
+                    if name:
+                        writes.append(Write(name, value, target, value if value is not None else target, statement))
+        for call in self.calls:
+            callee = self.qualified_name(call.func) or ""
+            if callee == "setattr" and len(call.args) == 3 and _is_str(call.args[1]):
+                owner = self.qualified_name(call.args[0])
+                if owner:
+                    writes.append(Write(f"{owner}.{call.args[1].value}", call.args[2], call, call, call))
+            elif callee.endswith("patch.object") and len(call.args) >= 3 and _is_str(call.args[1]):
+                owner = self.qualified_name(call.args[0])
+                if owner:
+                    writes.append(Write(f"{owner}.{call.args[1].value}", call.args[2], call, call, call))
+            elif isinstance(call.func, ast.Attribute) and call.func.attr == "patch":
+                owner = self.qualified_name(call.func.value)
+                if not owner or owner.endswith("mock"):
+                    continue
+                if len(call.args) >= 2 and _is_str(call.args[0]):
+                    writes.append(Write(f"{owner}.{call.args[0].value}", call.args[1], call.args[0], call.args[1], call))
+                elif call.args:
+                    for key, value, key_node, gate in self.dict_entries(call.args[0]):
+                        writes.append(Write(f"{owner}.{key}", value, key_node, value, call, gate))
+                for keyword in call.keywords:
+                    if keyword.arg is None:
+                        for key, value, key_node, gate in self.dict_entries(keyword.value):
+                            writes.append(Write(f"{owner}.{key}", value, key_node, value, call, gate))
+                    else:
+                        writes.append(Write(f"{owner}.{keyword.arg}", keyword.value, keyword, keyword, call))
+            if callee == "torch.compile" or (callee == "functools.partial" and call.args
+                                             and self.qualified_name(call.args[0]) == "torch.compile"):
+                for keyword in call.keywords:
+                    if keyword.arg == "options":
+                        for key, value, key_node, gate in self.dict_entries(keyword.value):
+                            writes.append(Write(f"torch._inductor.config.{key}", value, key_node, value, call, gate))
+        self._settings = writes
+        return writes
+
+    def env_writes(self) -> list[Write]:
+        """Environment variables given a value: `os.environ["X"] = v` (any mapping stored with
+        a string key), `.setdefault("X", v)`, `.update({...})` / `.update(X=v)`,
+        `os.putenv("X", v)`, `monkeypatch.setenv("X", v)`, `dict(X=v)`, and dict literals that
+        are environments (see `_is_environment`)."""
+        if self._envs is not None:
+            return self._envs
+        writes: list[Write] = []
+        for statement in self.assignments:
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript) and _is_str(target.slice):
+                    last = statement.value if statement.value is not None else target
+                    writes.append(Write(target.slice.value, statement.value, target, last, statement))
+        for call in self.calls:
+            func = call.func
+            method = func.attr if isinstance(func, ast.Attribute) else None
+            callee = self.qualified_name(func) or ""
+            if method in ("setdefault", "setenv") or callee == "os.putenv":
+                if len(call.args) >= 2 and _is_str(call.args[0]):
+                    writes.append(Write(call.args[0].value, call.args[1], call, call, call))
+            elif method == "update" or callee == "dict":
+                for keyword in call.keywords:
+                    if keyword.arg is not None:
+                        writes.append(Write(keyword.arg, keyword.value, keyword, keyword, call))
+        for mapping in self.dicts:
+            if not self._is_environment(mapping):
+                continue
+            for key, value in zip(mapping.keys, mapping.values):
+                if key is not None and _is_str(key):
+                    writes.append(Write(key.value, value, key, value, mapping))
+        self._envs = writes
+        return writes
+
+    def _is_environment(self, mapping: ast.Dict) -> bool:
+        """Is this dict literal an environment? It copies `os.environ` (`{**os.environ, ...}`),
+        is passed as one (`env=`, `.update(...)`, `patch.dict(os.environ, ...)`), or is
+        assigned to a name that says so (`env`, `worker_env`). Other dicts with such keys are
+        data (test tables of settings), not writes."""
+        if any(k is None and self.qualified_name(v) == "os.environ" for k, v in zip(mapping.keys, mapping.values)):
+            return True
+        parent = self.parents.get(id(mapping))
+        if isinstance(parent, ast.keyword):
+            return bool(parent.arg) and "env" in parent.arg.lower()
+        if isinstance(parent, ast.Call):
+            func = parent.func
+            name = self.qualified_name(func) or ""
+            return (isinstance(func, ast.Attribute) and func.attr == "update") or name.endswith("patch.dict")
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            return any(isinstance(t, ast.Name) and "env" in t.id.lower() for t in targets)
+        return False
+
+    # --- naming a module in a fix ---------------------------------------------------------
+
+    def module_reference(self, module: str, at: ast.AST) -> ModuleReference | None:
+        """How a rewrite at `at` can name `module` (`torch`) so that it is bound there.
+
+        1. A local name already bound to the module in a scope `at` sees, by imports only
+           (or `= None` in an `except` clause, the optional-import idiom): use it; safe.
+        2. Else, when `at` is a call whose callee was imported from the module (`from torch
+           import compile as tc`): add `import torch` right after that import statement, in
+           the same scope: the module is already loaded there, so this is safe.
+        3. Else: add `import torch` before the statement holding `at`: unsafe, since the
+           module may not be imported there yet (or at all).
+        None when neither can be done cleanly (the name is bound to something else, a star
+        import may bind it, or the statement shares its line with others).
+        """
+        root = module.split(".")[0]
+        for local, qualified in self.aliases.items():
+            if qualified == module and self._bound_to_module(local, module, at):
+                return ModuleReference(local, (), True)
+        if root != module or self.star_import or self.bound_anywhere(root):
+            return None
+        callee = at.func if isinstance(at, ast.Call) else None
+        while isinstance(callee, ast.Attribute):
+            callee = callee.value
+        if isinstance(callee, ast.Name):
+            scope = self.binding_scope(callee.id, at)
+            bound = self.bindings(scope).get(callee.id, []) if scope is not None else []
+            if len(bound) == 1 and isinstance(bound[0], (ast.Import, ast.ImportFrom)) and _imports_from(bound[0], module):
+                statement = bound[0]
+                if self._owns_its_lines(statement):
+                    indent = _indent(self.lines[statement.lineno - 1])
+                    return ModuleReference(root, (Insertion(statement.end_lineno, f"\n{indent}import {root}", True),), True)
+        statement = self.statement_of(at)
+        if statement is None:
+            return None
+        first_line = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", []))])
+        if isinstance(self.parents.get(id(statement)), ast.If) and self._is_elif(statement):
+            return None
+        line_text = self.lines[first_line - 1] if first_line - 1 < len(self.lines) else ""
+        start_col = statement.col_offset if first_line == statement.lineno else None
+        if start_col is not None and line_text[:start_col].strip():
+            return None
+        if start_col is None and not line_text.lstrip().startswith("@"):
+            return None
+        indent = _indent(line_text)
+        return ModuleReference(root, (Insertion(first_line, f"{indent}import {root}\n", False),), False)
+
+    def _bound_to_module(self, local: str, module: str, at: ast.AST) -> bool:
+        scope = self.binding_scope(local, at)
+        if scope is None:
+            return False
+        imports_module = False
+        for binding in self.bindings(scope).get(local, []):
+            if isinstance(binding, ast.Import):
+                alias = next(a for a in binding.names if (a.asname or a.name.split(".")[0]) == local)
+                if (alias.asname and alias.name != module) or (not alias.asname and alias.name.split(".")[0] != module):
+                    return False
+                imports_module = True
+            elif isinstance(binding, ast.ImportFrom):
+                alias = next(a for a in binding.names if (a.asname or a.name) == local)
+                if f"{binding.module}.{alias.name}" != module:
+                    return False
+                imports_module = True
+            elif (isinstance(binding, ast.Assign) and isinstance(binding.value, ast.Constant) and binding.value.value is None
+                  and isinstance(self.enclosing(binding, (ast.ExceptHandler, ast.FunctionDef, ast.Module)), ast.ExceptHandler)):
+                continue
+            else:
+                return False
+        if not imports_module:
+            return False
+        if scope is self.tree and self.at_module_level(at):
+            # Code that runs at import time sees only the imports above it.
+            first = min(b.lineno for b in self.bindings(scope)[local] if isinstance(b, (ast.Import, ast.ImportFrom)))
+            return first < getattr(at, "lineno", 0)
+        if scope is not self.tree and isinstance(scope, _FUNCTIONS):
+            first = min(b.lineno for b in self.bindings(scope)[local] if isinstance(b, (ast.Import, ast.ImportFrom)))
+            return first < getattr(at, "lineno", 0)
         return True
+
+    def _owns_its_lines(self, statement: ast.stmt) -> bool:
+        """The statement starts its first line and nothing but a comment follows it."""
+        first = self.lines[statement.lineno - 1] if statement.lineno - 1 < len(self.lines) else ""
+        last = self.lines[statement.end_lineno - 1] if statement.end_lineno - 1 < len(self.lines) else ""
+        if first[: _char_col(first, statement.col_offset)].strip():
+            return False
+        rest = last[_char_col(last, statement.end_col_offset):].strip()
+        return not rest or rest.startswith("#")
+
+    def _is_elif(self, statement: ast.stmt) -> bool:
+        text = self.lines[statement.lineno - 1] if statement.lineno - 1 < len(self.lines) else ""
+        return text[_char_col(text, statement.col_offset):].startswith("elif")
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _gated(value: Value, reason: str | None) -> Value:
+    if reason is None or value.gate is not None:
+        return value
+    return Value(value.node, value.literal, reason)
+
+
+def _is_str(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _template_text(expr: ast.AST) -> str | None:
+    """The constant text of an f-string, `"a" + x` or `"a%d" % x`, with `{}` for each part
+    that is not a constant; None when no part is a string constant."""
+    if isinstance(expr, ast.Constant):
+        return expr.value if isinstance(expr.value, str) else None
+    if isinstance(expr, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in expr.values)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        left, right = _template_text(expr.left), _template_text(expr.right)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else "{}") + (right if right is not None else "{}")
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
+        return _template_text(expr.left)
+    return None
+
+
+def _assigned_part(statement: ast.stmt, name: str) -> ast.AST | None:
+    """The part of an assignment's value that `name` receives (`a, b = 1, 2` -> 2 for b)."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    for target in targets:
+        if isinstance(target, ast.Name) and target.id == name:
+            return statement.value
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(statement.value, (ast.Tuple, ast.List)):
+            if len(target.elts) == len(statement.value.elts):
+                for element, value in zip(target.elts, statement.value.elts):
+                    if isinstance(element, ast.Name) and element.id == name:
+                        return value
+    return None
+
+
+def _own_nodes(scope: ast.AST):
+    """Every node of a scope's body, not descending into nested functions or classes."""
+    body = [scope.body] if isinstance(scope, ast.Lambda) else list(getattr(scope, "body", []))
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _imports_from(statement: ast.AST, module: str) -> bool:
+    if isinstance(statement, ast.ImportFrom):
+        return statement.level == 0 and bool(statement.module) and (statement.module == module or statement.module.startswith(module + "."))
+    return any(a.name.startswith(module + ".") for a in statement.names)
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    if line.isascii():
+        return byte_col
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _short(node: ast.AST, limit: int = 60) -> str:
+    try:
+        text = " ".join(ast.unparse(node).split())
+    except (ValueError, RecursionError, AttributeError):  # pragma: no cover - exotic trees
+        return "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -119,8 +119,8 @@ def configure_allocator(
             merged.setdefault(key, value)
     if "max_split_size_mb" in merged or max_split_size_mb is not None:
         warnings.warn(
-            "configure_allocator: max_split_size_mb is not used on ROCm (the porting "
-            "guide reports a start-up RuntimeError with it); using "
+            "configure_allocator: max_split_size_mb is not used on ROCm (a "
+            "fragmentation setting tuned on NVIDIA); using "
             "expandable_segments:True instead",
             RuntimeWarning,
             stacklevel=2,
@@ -165,9 +165,10 @@ def set_tf32(enabled: bool) -> bool:
     """``torch.backends.cuda.matmul.allow_tf32 = enabled`` and
     ``torch.backends.cudnn.allow_tf32 = enabled``, skipped on ROCm.
 
-    These are CUDA-only switches; the porting guide reports AttributeError for
-    them on ROCm, and where they exist there they do nothing.  Returns True
-    when the flags were set, False when skipped.
+    They exist on every build (no AttributeError), but on ROCm TF32 depends on
+    the PyTorch release and the GPU (MI300 only, first behind
+    ``HIPBLASLT_ALLOW_TF32=1``; RDNA warns), so they are left alone there.
+    Returns True when the flags were set, False when skipped.
     """
     if _device.is_rocm():
         return False
@@ -200,8 +201,8 @@ def compile_mode(mode: str | None = None) -> str | None:
     """The ``torch.compile`` mode to use on this machine (check ROCM002).
 
     On ROCm, modes that capture CUDA graphs (``"reduce-overhead"``,
-    ``"max-autotune"``) become ``"default"``: the porting guide measured a
-    ~65x slowdown and hangs with ``reduce-overhead`` there.  On NVIDIA and CPU
+    ``"max-autotune"``) become ``"default"``: HIP graph capture under
+    torch.compile has had release-bound failures there.  On NVIDIA and CPU
     the mode is returned unchanged.
     """
     if mode in _CUDAGRAPH_MODES and _device.is_rocm():
@@ -239,12 +240,12 @@ def compile(model: Any = None, *, mode: str | None = None, **kwargs: Any) -> Any
 def apply_inductor_rocm_defaults(*, aten_gemm: bool = True) -> dict[str, Any]:
     """On ROCm, switch off inductor CUDA graphs, CUDA-graph trees and memory
     planning, and (``aten_gemm=True``) keep GEMMs on the ATen backend
-    (rocBLAS/hipBLASLt) when max-autotune is on.
+    (rocBLAS/hipBLASLt) when max-autotune is on.  (Both are off by default in
+    recent PyTorch; this undoes explicit opt-ins.)
 
     Returns ``{setting: new value}`` for what changed; ``{}`` on NVIDIA and
     CPU, where nothing is touched.  The inductor settings check points here:
-    CUDA-graph capture is slow or fails on ROCm and memory planning has hit a
-    deep-recursion crash there.
+    CUDA-graph capture has had release-bound failures on ROCm.
     """
     if not _device.is_rocm():
         return {}

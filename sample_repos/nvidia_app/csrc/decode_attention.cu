@@ -8,6 +8,11 @@
 #include "warp_utils.cuh"
 
 constexpr int kHeadDim = 128;
+#if defined(__HIP_PLATFORM_AMD__)
+// An early HIP port: ROCm before 7.0 let warpSize be a constant.
+// ruleid: ROCM205
+constexpr int kWaveSize = warpSize;
+#endif
 
 // ruleid: ROCM210
 texture<float, 1, cudaReadModeElementType> alibi_slopes;
@@ -43,8 +48,7 @@ __global__ void __launch_bounds__(256, 2) decode_attention(const float* q, const
   __shared__ float k_tile[2][kHeadDim][kHeadDim];
   // ruleid: ROCM215
   __shared__ float lane_scores[32];
-  // ruleid: ROCM205
-  __shared__ float head_max[warpSize];
+  __shared__ float head_max[1];
   // ruleid: ROCM202
   const int lane = threadIdx.x & 31;
   float score = load_query(q, threadIdx.x) * k[threadIdx.x];

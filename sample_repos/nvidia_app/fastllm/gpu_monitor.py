@@ -7,6 +7,7 @@ import pynvml
 # ruleid: ROCM001
 from pynvml import nvmlDeviceGetHandleByIndex, nvmlDeviceGetMemoryInfo
 
+# ruleid: ROCM001
 pynvml.nvmlInit()
 
 
@@ -17,6 +18,11 @@ def gpu_count() -> int:
 def memory_used_gib(index: int = 0) -> float:
     handle = nvmlDeviceGetHandleByIndex(index)
     return nvmlDeviceGetMemoryInfo(handle).used / 2**30
+
+
+def reset() -> None:
+    # ruleid: ROCM109
+    pynvml.nvmlInit()
 
 
 def sample(period_s: float = 1.0, count: int = 3) -> list[float]:

@@ -23,15 +23,32 @@ constexpr int kMaxLanes = 32;
 constexpr int kTileHeadDim = kHeadDim;
 #endif
 
+#ifndef USE_ROCM
+// The 128 KiB tile of the NVIDIA build (sm_80 and newer opt in to it).
+// ok: ROCM209
+__global__ void prefill_attention(float* out) { __shared__ float big_tile[2][kHeadDim][kHeadDim]; out[0] = big_tile[0][0][0]; }
+#endif
+
 __device__ float max_across_warp(float v) {
+#if defined(__HIP_PLATFORM_AMD__)
   for (int offset = warpSize / 2; offset > 0; offset /= 2) {
     v = fmaxf(v, __shfl_xor_sync(FULL_WARP_MASK, v, offset, warpSize));
   }
+#else
+  // ok: ROCM203
+  for (int offset = 16; offset > 0; offset /= 2) {
+    // ok: ROCM003, ROCM201
+    v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, offset, 32));
+  }
+#endif
   return v;
 }
 
 __device__ float load_query(const float* q, int i) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#if defined(__HIP_DEVICE_COMPILE__)
+  return __ldg(q + i);
+// ok: ROCM206
+#elif __CUDA_ARCH__ >= 800
   return __ldg(q + i);
 #else
   return q[i];
@@ -60,9 +77,16 @@ __device__ void wait_for_kv(volatile int* ready) {
 __global__ void ATTENTION_BOUNDS decode_attention(const float* q, const float* k, const float* alibi, float* out,
                                                   int n) {
   __shared__ float k_tile[2][kTileHeadDim][kHeadDim];
+#ifdef USE_ROCM
   __shared__ float lane_scores[kMaxLanes];
-  extern __shared__ float head_max[];
   const int lane = threadIdx.x % warpSize;
+#else
+  // ok: ROCM215
+  __shared__ float lane_scores[32];
+  // ok: ROCM202
+  const int lane = threadIdx.x & 31;
+#endif
+  extern __shared__ float head_max[];
   float score = load_query(q, threadIdx.x) * k[threadIdx.x];
   lane_scores[lane] = max_across_warp(score);
   k_tile[0][lane][0] = score;

@@ -8,6 +8,7 @@
 #define FULL_WARP_MASK 0xffffffffffffffffull
 typedef uint64_t warp_mask_t;
 #else
+// ok: ROCM204
 #define WARP_SIZE 32
 // ok: ROCM003
 #define FULL_WARP_MASK 0xffffffffu
@@ -38,7 +39,7 @@ __device__ __forceinline__ int count_positive(float x) {
   uint64_t mask = __ballot(x > 0.0f);
   return __popcll(mask);
 #else
-  // ok: ROCM003
+  // ok: ROCM003, ROCM216
   unsigned mask = __ballot_sync(0xffffffff, x > 0.0f);
   return __popc(mask);
 #endif

@@ -30,6 +30,16 @@ def memory_used_gib(index: int = 0) -> float:
     return (total - free) / 2**30
 
 
+def reset() -> None:
+    if pynvml is None:
+        return
+    try:
+        # ok: ROCM109
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:  # no NVIDIA driver (ROCm, CPU-only)
+        pass
+
+
 def sample(period_s: float = 1.0, count: int = 3) -> list[float]:
     readings = []
     for _ in range(count):

@@ -1,0 +1,59 @@
+"""The few facts about AMD GPU targets that the checks ask about, by target name.
+
+Checks whose truth depends on the GPU (which fp8 types it computes with, its wavefront size,
+what `torch.cuda.get_device_capability()` reports on it, whether its BLAS has a TF32 mode)
+ask `arch_facts(name)`. It reads everything from the gfx name; when the shared AMD target
+table (`rocmlint.targets`: family, wave size, fp8 flavour, LDS, matrix cores, first ROCm
+release per target) is in the tree, this function is to read that table instead, and stay
+the only place checks get arch facts from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_GFX = re.compile(r"^gfx(?P<major>\d{1,2})(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])$")
+
+
+@dataclass(frozen=True)
+class ArchFacts:
+    name: str
+    family: str  # "gcn", "cdna" (wave64 data-centre GPUs) or "rdna" (wave32 by default)
+    wave_size: int
+    # The fp8 encoding its matrix cores use: "fnuz" (gfx940-gfx942: float8_e4m3fnuz and
+    # float8_e5m2fnuz only), "ocp" (gfx950, gfx12: float8_e4m3fn / float8_e5m2, as NVIDIA),
+    # or "none" (no fp8 matrix instructions).
+    fp8: str
+    # What torch.cuda.get_device_capability() returns on ROCm: the gfx major and minor
+    # version (clr hip_device.cpp; gfx90a -> (9, 0), gfx942 -> (9, 4), gfx1100 -> (11, 0)).
+    capability: tuple[int, int]
+    # What `allow_tf32` / `set_float32_matmul_precision("high")` do on ROCm PyTorch: "xf32"
+    # (gfx940-gfx942: hipBLASLt's xf32, PyTorch >= 2.6), "warns" (RDNA: no xf32; recent
+    # PyTorch warns and retries without it, pytorch/pytorch#193345), "none" (no TF32 mode,
+    # the flag does nothing) or "unknown" (no public evidence either way).
+    tf32: str
+
+
+def arch_facts(name: str) -> ArchFacts | None:
+    """Facts about one gfx target (`gfx942`, `gfx1100`; feature suffixes such as
+    `:sramecc+:xnack-` are ignored), or None for a name that is not an AMD GPU target."""
+    base = name.strip().lower().split(":", 1)[0]
+    hit = _GFX.match(base)
+    if hit is None:
+        return None
+    major, minor = int(hit.group("major")), int(hit.group("minor"), 16)
+    if major == 9:
+        if base in ("gfx940", "gfx941", "gfx942"):
+            return ArchFacts(base, "cdna", 64, "fnuz", (major, minor), "xf32")
+        if base == "gfx950":
+            return ArchFacts(base, "cdna", 64, "ocp", (major, minor), "unknown")
+        if base in ("gfx908", "gfx90a"):
+            return ArchFacts(base, "cdna", 64, "none", (major, minor), "none")
+        if base in ("gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"):
+            return ArchFacts(base, "gcn", 64, "none", (major, minor), "none")
+        return None
+    if major in (10, 11, 12):
+        fp8 = "ocp" if major == 12 else "none"
+        return ArchFacts(base, "rdna", 32, fp8, (major, minor), "warns")
+    return None

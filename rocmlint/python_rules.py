@@ -1,0 +1,461 @@
+"""`function` matchers for Python checks whose pattern the declarative `python` matcher
+cannot say. Each takes a SourceFile and yields Matches; gates come from the shared gate
+module through `index.gate`, as for every other check."""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from typing import Iterator
+
+from rocmlint.matchers import Capture, Match
+from rocmlint.matchers.python_index import UNKNOWN
+
+
+def _span(source, first: ast.AST, last: ast.AST | None = None) -> tuple[int, int]:
+    last = last or first
+    start = source.offset(first.lineno, source.byte_col_to_char(first.lineno, first.col_offset))
+    end = source.offset(last.end_lineno, source.byte_col_to_char(last.end_lineno, last.end_col_offset))
+    return start, end
+
+
+def _capture(source, node: ast.AST) -> Capture:
+    start, end = _span(source, node)
+    return Capture(source.text[start:end], start, end)
+
+
+def _text(source, node: ast.AST) -> str:
+    return _capture(source, node).text
+
+
+# --- ROCM103: get_device_capability() compared with numbers -----------------------------------
+
+_OPERATORS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+              ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+def _capability_kind(index, expr: ast.AST, depth: int = 0) -> str | None:
+    """What part of the device capability `expr` is: "tuple" ((major, minor)), "major",
+    "minor", "int" (major * 10 + minor), or None when it is not derived from it."""
+    if depth > 4:
+        return None
+    if isinstance(expr, ast.Call):
+        name = index.qualified_name(expr.func) or ""
+        if name.endswith("get_device_capability"):
+            return "tuple"
+        return None
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and expr.slice.value in (0, 1):
+        if _capability_kind(index, expr.value, depth + 1) == "tuple":
+            return "major" if expr.slice.value == 0 else "minor"
+        return None
+    if isinstance(expr, ast.Attribute) and expr.attr in ("major", "minor"):
+        if isinstance(expr.value, ast.Call) and (index.qualified_name(expr.value.func) or "").endswith("get_device_properties"):
+            return expr.attr
+        if _capability_kind(index, expr.value, depth + 1) == "properties":
+            return expr.attr
+        return None
+    if isinstance(expr, ast.Tuple) and len(expr.elts) == 2:
+        kinds = [_capability_kind(index, e, depth + 1) for e in expr.elts]
+        return "tuple" if kinds == ["major", "minor"] else None
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        left, right = expr.left, expr.right
+        if (isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult) and isinstance(left.right, ast.Constant)
+                and left.right.value == 10 and _capability_kind(index, left.left, depth + 1) == "major"
+                and _capability_kind(index, right, depth + 1) == "minor"):
+            return "int"
+        return None
+    if isinstance(expr, ast.Name):
+        scope = index.binding_scope(expr.id, expr)
+        if scope is None:
+            return None
+        kinds = set()
+        for binding in index.bindings(scope).get(expr.id, []):
+            if not isinstance(binding, ast.Assign) or len(binding.targets) != 1:
+                return None
+            target, value = binding.targets[0], binding.value
+            if isinstance(target, ast.Name):
+                if isinstance(value, ast.Call) and (index.qualified_name(value.func) or "").endswith("get_device_properties"):
+                    kinds.add("properties")
+                else:
+                    kinds.add(_capability_kind(index, value, depth + 1))
+            elif isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                position = next((i for i, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == expr.id), None)
+                if position is None or _capability_kind(index, value, depth + 1) != "tuple":
+                    return None
+                kinds.add("major" if position == 0 else "minor")
+            else:
+                return None
+        return kinds.pop() if len(kinds) == 1 else None
+    return None
+
+
+def _literal(node: ast.AST):
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return UNKNOWN
+    if isinstance(value, bool) or not isinstance(value, (int, float, tuple)):
+        return UNKNOWN
+    return value
+
+
+def _as(kind: str, capability: tuple[int, int]):
+    major, minor = capability
+    return {"tuple": (major, minor), "major": major, "minor": minor, "int": major * 10 + minor}[kind]
+
+
+def capability_comparisons(source, matcher) -> Iterator[Match]:
+    """`torch.cuda.get_device_capability() >= (9, 0)`, `major >= 9` after `major, minor =
+    ...`, `cap[0] == 9`, `major * 10 + minor >= 90`, `get_device_properties(d).major >= 9`.
+    With configured GPUs, comparisons false on all of them are gated, and $ARCHS names
+    those on which the comparison holds."""
+    from rocmlint.arch_facts import arch_facts
+
+    index = source.python_index
+    archs = [arch_facts(a) for a in source.target.archs]
+    for compare in index.compares:
+        if len(compare.ops) != 1 or type(compare.ops[0]) not in _OPERATORS:
+            continue
+        left, right = compare.left, compare.comparators[0]
+        kind, literal = _capability_kind(index, left), _literal(right)
+        flipped = False
+        if kind is None:
+            kind, literal, flipped = _capability_kind(index, right), _literal(left), True
+        if kind is None or kind == "properties" or literal is UNKNOWN:
+            continue
+        compare_op = _OPERATORS[type(compare.ops[0])]
+        gate = index.gate(compare)
+        taken = []
+        for facts in archs:
+            mine = _as(kind, facts.capability)
+            try:
+                holds = compare_op(literal, mine) if flipped else compare_op(mine, literal)
+            except TypeError:
+                holds = True
+            if holds:
+                taken.append(f"{facts.name} {facts.capability}")
+        if archs and not taken and gate is None:
+            said = ", ".join(f"{f.name} {f.capability}" for f in archs)
+            gate = f"target: false on the configured GPUs ({said})"
+        start, end = _span(source, compare)
+        archs_text = ", ".join(taken) if taken else "MI200 (9, 0), MI300 (9, 4), MI350 (9, 5), RDNA3 (11, x), RDNA4 (12, x)"
+        yield Match(start, end, gate=gate, captures={"ARCHS": Capture(archs_text, start, end)}, node=compare)
+
+
+# --- ROCM102: torch.version.cuda as "is there a GPU" ---------------------------------------
+
+_DEVICE_STRINGS = re.compile(r"^(cpu|cuda(:\d+)?)$")
+_GPU_WORDS = re.compile(r"\bgpus?\b|no cuda device|cuda (is )?not available|requires? (a )?cuda device", re.I)
+
+
+def _mentions_cuda_version(index, node: ast.AST) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and (index.qualified_name(sub) or "").endswith("version.cuda"):
+            return True
+    return False
+
+
+def _names_other_stack(index, node: ast.AST) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and (index.qualified_name(sub) or "").endswith("version.hip"):
+            return True
+        if isinstance(sub, (ast.Name, ast.Attribute)):
+            word = sub.id if isinstance(sub, ast.Name) else sub.attr
+            if re.search(r"rocm|hip|amd", word, re.I):
+                return True
+    return False
+
+
+def _chooses_device(index, node: ast.AST) -> bool:
+    """Does `node` hold a device string used as a value (`"cpu"`, `.to("cuda")`), not as a
+    key (`info["cuda"] = ...`, `{"cuda": ...}`) or in a comparison?"""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _DEVICE_STRINGS.match(sub.value):
+            parent = index.parents.get(id(sub))
+            if isinstance(parent, ast.Subscript) and parent.slice is sub:
+                continue
+            if isinstance(parent, ast.Dict) and any(sub is k for k in parent.keys):
+                continue
+            if isinstance(parent, ast.Compare):
+                continue
+            return True
+    return False
+
+
+def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
+    """A test on `torch.version.cuda` (and on no other stack) that picks the device
+    (`"cuda" if torch.version.cuda else "cpu"`), or skips or refuses with a message about
+    GPUs: on ROCm builds `torch.version.cuda` is None although the GPU works."""
+    index = source.python_index
+    tests: list[tuple[ast.AST, ast.AST]] = []  # (the test, what it decides)
+    for node in ast.walk(index.tree):
+        if isinstance(node, ast.IfExp):
+            tests.append((node.test, node))
+        elif isinstance(node, ast.If):
+            tests.append((node.test, node))
+        elif isinstance(node, ast.Call) and (index.qualified_name(node.func) or "").rsplit(".", 1)[-1] in ("skipif", "skipIf", "skipUnless") and node.args:
+            tests.append((node.args[0], node))
+    for test, decided in tests:
+        if not _mentions_cuda_version(index, test) or _names_other_stack(index, test):
+            continue
+        if isinstance(decided, ast.IfExp):
+            hit = _chooses_device(index, decided.body) or _chooses_device(index, decided.orelse)
+        elif isinstance(decided, ast.If):
+            hit = any(_chooses_device(index, s) for s in decided.body + decided.orelse) or any(
+                isinstance(s, ast.Raise) and s.exc is not None and any(
+                    isinstance(c, ast.Constant) and isinstance(c.value, str) and _GPU_WORDS.search(c.value) for c in ast.walk(s.exc))
+                for s in decided.body)
+        else:
+            hit = any(isinstance(c, ast.Constant) and isinstance(c.value, str) and _GPU_WORDS.search(c.value)
+                      for k in decided.keywords if k.arg == "reason" for c in ast.walk(k.value))
+        if not hit:
+            continue
+        start, end = _span(source, test)
+        # A skip decorator's own test must not gate itself: ask about the decorated function.
+        anchor = index.parents.get(id(decided)) if isinstance(decided, ast.Call) else test
+        yield Match(start, end, gate=index.gate(anchor or test), captures={"TEST": Capture(source.text[start:end], start, end)}, node=test)
+
+
+# --- ROCM105 / ROCM106: NVIDIA tools run as subprocesses ------------------------------------
+
+_RUNNERS = ("subprocess.run", "subprocess.check_output", "subprocess.check_call", "subprocess.call",
+            "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system", "os.popen",
+            "shutil.which", "os.execvp", "os.spawnlp")
+
+
+def _command_words(index, expr: ast.AST) -> list[tuple[str, ast.AST]]:
+    """The first word of each command `expr` can be (a string, a list, a name assigned one),
+    with the node that writes it."""
+    words: list[tuple[str, ast.AST]] = []
+    if isinstance(expr, ast.Call) and (index.qualified_name(expr.func) or "") in ("os.path.join", "pathlib.Path", "Path") and expr.args:
+        # os.path.join(CUDA_HOME, "bin", "nvcc"): the program is the last part.
+        return [(w.rsplit("/", 1)[-1], n) for w, n in _command_words(index, expr.args[-1])]
+    if isinstance(expr, (ast.List, ast.Tuple)) and expr.elts:
+        if isinstance(expr.elts[0], ast.Call):
+            return _command_words(index, expr.elts[0])
+        for value in index.values(expr.elts[0]):
+            if isinstance(value.literal, str) and value.gate is None:
+                words.append((value.literal.strip(), value.node))
+        return words
+    if isinstance(expr, ast.Name):
+        scope = index.binding_scope(expr.id, expr)
+        for binding in index.bindings(scope).get(expr.id, []) if scope is not None else []:
+            if isinstance(binding, ast.Assign) and isinstance(binding.value, (ast.List, ast.Tuple)) and index.gate(binding) is None:
+                words += _command_words(index, binding.value)
+    for value in index.values(expr):
+        if isinstance(value.literal, str) and value.gate is None and value.literal.strip():
+            words.append((value.literal.strip(), value.node))
+    return words
+
+
+def _tool_calls(source, tool: re.Pattern) -> Iterator[Match]:
+    index = source.python_index
+    for call in index.calls:
+        name = index.qualified_name(call.func) or ""
+        if name not in _RUNNERS or not call.args:
+            continue
+        for word, node in _command_words(index, call.args[0]):
+            first = word.split()[0] if word.split() else ""
+            if tool.match(first.rsplit("/", 1)[-1]):
+                start, end = _span(source, call)
+                captures = {"TOOL": Capture(first.rsplit("/", 1)[-1], start, end), "CALLEE": _capture(source, call.func)}
+                yield Match(start, end, gate=index.gate(call) or _handled(index, call), captures=captures, node=call)
+                break
+
+
+def _handled(index, call: ast.AST) -> str | None:
+    """A tool call inside `try:` that catches a missing program (FileNotFoundError, OSError,
+    CalledProcessError, Exception) degrades by design; not a finding."""
+    child, parent = call, index.parents.get(id(call))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(parent, ast.Try) and any(child is s for s in parent.body):
+            for handler in parent.handlers:
+                kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+                for kind in kinds:
+                    name = kind.id if isinstance(kind, ast.Name) else kind.attr if isinstance(kind, ast.Attribute) else None
+                    if kind is None or name in ("FileNotFoundError", "OSError", "CalledProcessError", "SubprocessError", "Exception", "BaseException"):
+                        return f"inside `try:` that handles a missing tool (line {parent.lineno})"
+        child, parent = parent, index.parents.get(id(parent))
+    return None
+
+
+_NVIDIA_SMI = re.compile(r"^nvidia-smi(\.exe)?$")
+_NVCC = re.compile(r"^nvcc(\.exe)?$")
+
+
+def nvidia_smi_calls(source, matcher) -> Iterator[Match]:
+    return _tool_calls(source, _NVIDIA_SMI)
+
+
+def nvcc_calls(source, matcher) -> Iterator[Match]:
+    return _tool_calls(source, _NVCC)
+
+
+# --- ROCM107: CUDA_HOME required or joined ---------------------------------------------------
+
+_CUDA_HOME_NAMES = ("torch.utils.cpp_extension.CUDA_HOME",)
+
+
+def _is_cuda_home(index, node: ast.AST) -> bool:
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        if index.qualified_name(node) in _CUDA_HOME_NAMES:
+            return True
+    if isinstance(node, ast.Call) and (index.qualified_name(node.func) or "") in ("os.environ.get", "os.getenv"):
+        return bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value == "CUDA_HOME"
+    if isinstance(node, ast.Subscript) and index.qualified_name(node.value) == "os.environ":
+        return isinstance(node.slice, ast.Constant) and node.slice.value == "CUDA_HOME"
+    if isinstance(node, ast.Name):
+        scope = index.binding_scope(node.id, node)
+        bound = index.bindings(scope).get(node.id, []) if scope is not None else []
+        return bool(bound) and all(isinstance(b, ast.Assign) and _is_cuda_home(index, b.value) for b in bound)
+    return False
+
+
+def cuda_home_uses(source, matcher) -> Iterator[Match]:
+    """`os.path.join(CUDA_HOME, ...)`, `CUDA_HOME + "/bin"`, `Path(CUDA_HOME)`,
+    `f"{CUDA_HOME}/..."`, `assert CUDA_HOME`, `if CUDA_HOME is None: raise ...`: CUDA_HOME is
+    None on a ROCm machine (torch.utils.cpp_extension finds ROCM_HOME instead)."""
+    index = source.python_index
+    seen: set[int] = set()
+
+    def tested(node: ast.AST) -> bool:
+        """Is `node` under a test of CUDA_HOME itself (`if CUDA_HOME is None: ... else: join`)?"""
+        child, parent = node, index.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
+                if any(_is_cuda_home(index, sub) for sub in ast.walk(parent.test)):
+                    return True
+            if isinstance(parent, ast.BoolOp) and child is not parent.values[0]:
+                if any(_is_cuda_home(index, sub) for v in parent.values[: parent.values.index(child)] for sub in ast.walk(v)):
+                    return True
+            child, parent = parent, index.parents.get(id(parent))
+        return False
+
+    def hit(node: ast.AST, anchor: ast.AST, how: str):
+        if id(anchor) in seen or (how != "required" and tested(anchor)):
+            return None
+        seen.add(id(anchor))
+        start, end = _span(source, anchor)
+        return Match(start, end, gate=index.gate(anchor), captures={"HOW": Capture(how, start, end)}, node=anchor)
+
+    for call in index.calls:
+        name = index.qualified_name(call.func) or ""
+        if name in ("os.path.join", "pathlib.Path", "Path", "os.path.exists", "os.path.isdir", "os.listdir") and call.args and _is_cuda_home(index, call.args[0]):
+            match = hit(call.args[0], call, "joined into a path")
+            if match:
+                yield match
+    for node in ast.walk(index.tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)) and _is_cuda_home(index, node.left):
+            match = hit(node.left, node, "joined into a path")
+        elif isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.FormattedValue) and _is_cuda_home(index, node.values[0].value):
+            match = hit(node.values[0].value, node, "joined into a path")
+        elif isinstance(node, ast.Assert) and _requires(index, node.test):
+            match = hit(node.test, node, "required")
+        elif isinstance(node, ast.If) and _missing(index, node.test) and node.body and isinstance(node.body[-1], ast.Raise):
+            match = hit(node.test, node.test, "required")
+        else:
+            match = None
+        if match:
+            yield match
+
+
+def _requires(index, test: ast.AST) -> bool:
+    if _is_cuda_home(index, test):
+        return True
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot)
+            and _is_cuda_home(index, test.left) and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+
+
+def _missing(index, test: ast.AST) -> bool:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _is_cuda_home(index, test.operand)
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and _is_cuda_home(index, test.left) and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+
+
+# --- ROCM901: K/V heads expanded before an attention call that takes GQA as is ---------------
+
+_ATTENTION = ("torch.nn.functional.scaled_dot_product_attention", "flash_attn.flash_attn_func",
+              "flash_attn.flash_attn_varlen_func", "flash_attn.flash_attn_interface.flash_attn_func",
+              "rocmlint.runtime.attention", "xformers.ops.memory_efficient_attention")
+
+
+def _expands_heads(index, expr: ast.AST) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    name = index.qualified_name(expr.func) or ""
+    if name.rsplit(".", 1)[-1] in ("repeat_kv", "repeat_kv_heads", "expand_kv"):
+        return True
+    return isinstance(expr.func, ast.Attribute) and expr.func.attr == "repeat_interleave" or name == "torch.repeat_interleave"
+
+
+def expanded_kv_heads(source, matcher) -> Iterator[Match]:
+    """`k = repeat_kv(k, n)` / `v = v.repeat_interleave(n, dim=...)` whose result is then
+    passed to SDPA, flash-attn or rocmlint.runtime.attention in the same function."""
+    index = source.python_index
+    for call in index.calls:
+        callee = index.qualified_name(call.func) or ""
+        if callee not in _ATTENTION and not callee.endswith(".scaled_dot_product_attention"):
+            continue
+        arguments = list(call.args[:3]) + [k.value for k in call.keywords if k.arg in ("key", "value", "k", "v")]
+        for argument in arguments:
+            if _expands_heads(index, argument):
+                expansion = argument
+            elif isinstance(argument, ast.Name):
+                scope = index.binding_scope(argument.id, argument)
+                bound = index.bindings(scope).get(argument.id, []) if scope is not None else []
+                expansion = next((b.value for b in bound if isinstance(b, ast.Assign) and _expands_heads(index, b.value)), None)
+            else:
+                expansion = None
+            if expansion is None:
+                continue
+            start, end = _span(source, expansion)
+            captures = {"EXPAND": _capture(source, expansion.func), "ATTENTION": _capture(source, call.func)}
+            yield Match(start, end, gate=index.gate(expansion), captures=captures, node=expansion)
+
+
+# --- ROCM902: Triton launches sized for 32-thread warps --------------------------------------
+
+
+def _divides_by_32(node: ast.AST) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, (ast.FloorDiv, ast.Div, ast.RShift)):
+            divisor = sub.right
+            if isinstance(divisor, ast.Constant) and divisor.value == (5 if isinstance(sub.op, ast.RShift) else 32):
+                return True
+    return False
+
+
+_WARP_NAMES = ("num_warps", "nwarps", "n_warps")
+
+
+def warps_from_32_thread_warps(source, matcher) -> Iterator[Match]:
+    """`num_warps=BLOCK // 32`, `num_warps = threads // 32` in a module that imports Triton: a
+    Triton warp is a wavefront on AMD, 64 threads on CDNA, so this asks for twice the threads
+    meant."""
+    index = source.python_index
+    # Only Triton's num_warps: CuTe DSL and TileLang kernels count warps their own way.
+    if not any(q == "triton" or q.startswith("triton.") for q in index.aliases.values()):
+        return
+    seen: set[int] = set()
+    for call in index.calls:
+        for keyword in call.keywords:
+            if keyword.arg == "num_warps":
+                values = [keyword.value]
+                # A name the assignment rule below reports is not reported again here.
+                if isinstance(keyword.value, ast.Name) and keyword.value.id.lower() not in _WARP_NAMES:
+                    scope = index.binding_scope(keyword.value.id, keyword.value)
+                    values += [b.value for b in (index.bindings(scope).get(keyword.value.id, []) if scope else [])
+                               if isinstance(b, ast.Assign)]
+                if any(_divides_by_32(v) for v in values) and id(keyword) not in seen:
+                    seen.add(id(keyword))
+                    start, end = _span(source, keyword)
+                    yield Match(start, end, gate=index.gate(call), captures={}, node=keyword)
+    for statement in index.assignments:
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        if statement.value is None:
+            continue
+        if any(isinstance(t, ast.Name) and t.id.lower() in _WARP_NAMES for t in targets) and _divides_by_32(statement.value):
+            start, end = _span(source, statement)
+            yield Match(start, end, gate=index.gate(statement), captures={}, node=statement)
