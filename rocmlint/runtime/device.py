@@ -195,6 +195,14 @@ def aiter_op(name: str) -> Any:
     return op
 
 
+def target_info(arch: str) -> dict[str, Any] | None:
+    """``rocmlint.targets`` entry for a gfx name as a dict, or None."""
+    from .. import targets
+
+    entry = targets.target(arch)
+    return None if entry is None else entry.as_dict()
+
+
 def device_info() -> dict[str, Any]:
     """A JSON-serialisable description of the accelerator stack.
 
@@ -203,8 +211,10 @@ def device_info() -> dict[str, Any]:
     ``"cuda"``, ``"cpu"``; ``None`` without torch), ``stack_version`` (HIP or
     CUDA version of the torch build), ``gpu_available``, ``device_count``,
     ``device_name``, ``arch``, ``arch_full`` (with ROCm target features),
-    ``total_memory_bytes``, ``total_memory_gib``, ``aiter_available``,
-    ``aiter_reason``, ``python``.
+    ``target`` (on AMD GPUs, what ``rocmlint.targets`` knows about ``arch``:
+    family, wave size, fp8 flavour, LDS, matrix cores, first ROCm release;
+    ``None`` elsewhere or for an unknown target), ``total_memory_bytes``,
+    ``total_memory_gib``, ``aiter_available``, ``aiter_reason``, ``python``.
     """
     info: dict[str, Any] = {
         "torch": False,
@@ -217,6 +227,7 @@ def device_info() -> dict[str, Any]:
         "device_name": None,
         "arch": None,
         "arch_full": None,
+        "target": None,
         "total_memory_bytes": None,
         "total_memory_gib": None,
         "aiter_available": False,
@@ -245,6 +256,8 @@ def device_info() -> dict[str, Any]:
             props = torch.cuda.get_device_properties(torch.cuda.current_device())
             info["device_name"] = str(props.name)
             info["arch"], info["arch_full"] = _arch_strings(props)
+            if info["vendor"] == "amd" and info["arch"]:
+                info["target"] = target_info(info["arch"])
             total = int(props.total_memory)
             info["total_memory_bytes"] = total
             info["total_memory_gib"] = round(total / 2**30, 2)
