@@ -17,7 +17,8 @@ Names and the checks that point to them:
 - ``gpu_available`` (ROCM001, top-level ``import pynvml``), ``is_rocm``,
   ``gpu_arch``, ``device_info``, ``aiter_available`` (aiter imports guarded by
   ``except ImportError`` only), ``aiter_status``
-- ``attention`` (``flash_attn`` imports, K/V heads expanded before attention)
+- ``attention`` (``flash_attn`` imports, K/V heads expanded before attention),
+  ``flash_attn_func`` (a drop-in for flash-attention's)
 - ``linear``, ``silu_and_mul``, ``gelu_tanh_and_mul``, ``fuse_gate_up``,
   ``fuse_qkv``, ``fuse_linears``, ``FusedLinear``
 - ``compile_mode``, ``compile`` (ROCM002, ``torch.compile(mode="reduce-overhead")``),
@@ -45,6 +46,7 @@ from .device import (
 # name -> submodule that defines it; loaded on first attribute access.
 _LAZY = {
     "attention": "attn",
+    "flash_attn_func": "flash_attn",
     "linear": "ops",
     "silu_and_mul": "ops",
     "gelu_tanh_and_mul": "ops",
