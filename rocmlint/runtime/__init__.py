@@ -20,7 +20,7 @@ Names and the checks that point to them:
 - ``attention`` (``flash_attn`` imports, K/V heads expanded before attention),
   ``flash_attn_func`` (a drop-in for flash-attention's)
 - ``linear``, ``silu_and_mul``, ``gelu_tanh_and_mul``, ``fuse_gate_up``,
-  ``fuse_qkv``, ``fuse_linears``, ``FusedLinear``
+  ``fuse_qkv``, ``fuse_linears``, ``FusedLinear``, ``fuse_model``
 - ``compile_mode``, ``compile`` (ROCM002, ``torch.compile(mode="reduce-overhead")``),
   ``configure_allocator`` (``max_split_size_mb`` in ``PYTORCH_CUDA_ALLOC_CONF``),
   ``set_tf32``, ``set_cudnn_benchmark`` (ungated TF32/cuDNN flags),
@@ -54,6 +54,7 @@ _LAZY = {
     "fuse_linears": "fusion",
     "fuse_gate_up": "fusion",
     "fuse_qkv": "fusion",
+    "fuse_model": "fusion",
     "configure_allocator": "config",
     "set_tf32": "config",
     "set_cudnn_benchmark": "config",
