@@ -21,6 +21,9 @@ Names and the checks that point to them:
   ``flash_attn_func`` (a drop-in for flash-attention's)
 - ``linear``, ``silu_and_mul``, ``gelu_tanh_and_mul``, ``fuse_gate_up``,
   ``fuse_qkv``, ``fuse_linears``, ``FusedLinear``, ``fuse_model``
+- ``add_tuned_gemm_configs``, ``preshuffle_linears`` (aiter GEMM extras, ROCm only)
+- ``rocmlint.runtime.transformers.register()``: the attention as a Hugging Face
+  ``attn_implementation``
 - ``compile_mode``, ``compile`` (ROCM002, ``torch.compile(mode="reduce-overhead")``),
   ``configure_allocator`` (``max_split_size_mb`` in ``PYTORCH_CUDA_ALLOC_CONF``),
   ``set_tf32``, ``set_cudnn_benchmark`` (ungated TF32/cuDNN flags),
@@ -55,6 +58,9 @@ _LAZY = {
     "fuse_gate_up": "fusion",
     "fuse_qkv": "fusion",
     "fuse_model": "fusion",
+    "add_tuned_gemm_configs": "aiter_gemm",
+    "preshuffle_linears": "aiter_gemm",
+    "PreshuffledLinear": "aiter_gemm",
     "configure_allocator": "config",
     "set_tf32": "config",
     "set_cudnn_benchmark": "config",
@@ -75,7 +81,13 @@ __all__ = [
 ]
 
 
+# Submodules that need torch (or transformers), loaded when first named.
+_SUBMODULES = ("attn", "ops", "fusion", "flash_attn", "aiter_gemm", "transformers")
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,7 @@ if str(REPO_ROOT) not in sys.path:
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from rocmlint.runtime import attn, device, ops  # noqa: E402
+from rocmlint.runtime import aiter_gemm, attn, device, ops  # noqa: E402
 
 SWITCHES = ("FORCE_EAGER_ATTENTION", "USE_AITER_ATTENTION", "USE_AITER_OPS",
             "ROCMLINT_AITER_IMPORT_TIMEOUT")
@@ -160,12 +160,18 @@ class FakeAiter:
 
     # gemm ------------------------------------------------------------------
     def _gemm(self, a, b, bias=None, otype=None, scale_a=None, scale_b=None, scale_c=None):
+        # aiter's tuned GEMM reads ``B.is_shuffled`` to pick its preshuffled
+        # kernels (aiter/tuned_gemm.py: bpreshuffle = B.is_shuffled).
+        shuffled = bool(getattr(b, "is_shuffled", False))
         self.calls["gemm_a16w16"].append({"a_shape": tuple(a.shape), "b_shape": tuple(b.shape),
-                                          "bias": bias is not None, "dtype": a.dtype})
+                                          "bias": bias is not None, "dtype": a.dtype,
+                                          "b_shuffled": shuffled})
         if "gemm_a16w16" in self.fail:
             raise RuntimeError("fake aiter: gemm failed")
         self._check(b.dim() == 2 and a.shape[-1] == b.shape[1], "B must be [N, K]")
         self._check(a.dtype in (torch.float16, torch.bfloat16), "gemm dtype must be 16-bit")
+        if shuffled:
+            b = unshuffle_weight(b)
         out = F.linear(a.float(), b.float(), None if bias is None else bias.float())
         return out.to(a.dtype)
 
@@ -185,6 +191,31 @@ class FakeAiter:
 
     def _gelu(self, out, x):
         self._gated("gelu_tanh_and_mul", lambda t: F.gelu(t, approximate="tanh"), out, x)
+
+
+def shuffle_weight(x, layout=(16, 16)):
+    """aiter's published preshuffle (aiter/ops/shuffle.py, ``layout=(16, 16)``):
+    ``[.., N, K]`` viewed as ``[.., N/16, 16, K/32, 32/e, e]`` with ``e = 16 /
+    element size`` and permuted to ``[.., N/16, K/32, 32/e, 16, e]``; the result
+    is tagged ``is_shuffled``."""
+    rows, cols = layout
+    block_k = cols * 2
+    elems = 16 // x.element_size()
+    if x.shape[-2] % rows or x.shape[-1] % block_k:
+        raise ValueError("fake shuffle_weight: N must divide by 16 and K by 32")
+    view = x.view(-1, x.shape[-2] // rows, rows, x.shape[-1] // block_k, block_k // elems, elems)
+    out = view.permute(0, 1, 3, 4, 2, 5).contiguous().view(*x.shape)
+    out.is_shuffled = True
+    return out
+
+
+def unshuffle_weight(x, layout=(16, 16)):
+    """The inverse of ``shuffle_weight``."""
+    rows, cols = layout
+    block_k = cols * 2
+    elems = 16 // x.element_size()
+    view = x.view(-1, x.shape[-2] // rows, x.shape[-1] // block_k, block_k // elems, rows, elems)
+    return view.permute(0, 1, 4, 2, 3, 5).contiguous().view(*x.shape)
 
 
 def make_public_aiter(generation: str) -> types.ModuleType:
@@ -253,6 +284,7 @@ def reset_runtime() -> None:
     device._IMPORTS.clear()
     attn._reset_for_tests()
     ops._reset_for_tests()
+    aiter_gemm._reset_for_tests()
 
 
 def subprocess_env() -> dict[str, str]:

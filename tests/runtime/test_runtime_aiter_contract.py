@@ -217,7 +217,7 @@ def test_linear_routes_to_tuned_gemm(fake_aiter):
     y = linear(x, w, b)
     (call,) = fake_aiter.calls["gemm_a16w16"]
     assert call == {"a_shape": (3, 5, 32), "b_shape": (48, 32), "bias": True,
-                    "dtype": torch.bfloat16}
+                    "dtype": torch.bfloat16, "b_shuffled": False}
     assert fake_aiter.violations == []
     torch.testing.assert_close(y.float(), F.linear(x.float(), w.float(), b.float()),
                                rtol=2e-2, atol=2e-2)
