@@ -134,6 +134,20 @@ class _Problem:
         self.generator: torch.Generator | None = None
         self.mask: torch.Tensor | None = None
 
+    def dead_rows(self) -> int:
+        """How many leading query rows the causal mask and the window leave
+        without any key (rows can only lose every key at the start, when
+        there are more queries than keys)."""
+        bound = None  # the last key row 0 may see, relative to key 0
+        if self.causal:
+            bound = self.causal_offset
+        if self.window is not None and self.window[1] >= 0:
+            right = self.sk - self.sq + self.window[1]
+            bound = right if bound is None else min(bound, right)
+        if self.sk == 0:
+            return self.sq
+        return 0 if bound is None or bound >= 0 else min(self.sq, -bound)
+
     def masks_rows(self) -> bool:
         """True when some query row may see no key at all."""
         return (self.mask is not None or self.window is not None or self.sk == 0
@@ -845,11 +859,17 @@ def _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, causal, softmax_
     elif backend == "sdpa" and p.dropout_p and p.generator is not None:
         raise ValueError("attention(backend='sdpa') cannot draw dropout from a generator; "
                          "use the eager backend or leave backend unset")
-    if p.causal and p.causal_offset < 0 and p.window is None and backend != "eager":
-        # More queries than keys under a bottom-right causal mask: the first
-        # rows see no key.  They are zero, and the rest is a causal problem
-        # with S_q == S_k, so no tier relies on how a kernel treats empty rows.
-        return _overhang(q, k, v, p, backend if explicit else None)
+    return _dispatch(q, k, v, p, backend, explicit)
+
+
+def _dispatch(q, k, v, p: _Problem, backend: str, explicit: bool):
+    dead = p.dead_rows()
+    if dead and backend != "eager":
+        # The causal mask or window leaves the first rows without any key
+        # (more queries than keys).  They are zero, as in flash-attention, and
+        # the rest is computed on its own, so that no tier relies on what a
+        # kernel returns for empty rows (SDPA on CUDA does not return zeros).
+        return _dead_rows_zero(q, k, v, p, dead, backend, explicit)
     if backend == "aiter":
         out = _run_aiter(q, k, v, p, explicit)
         if out is not None:
@@ -883,24 +903,26 @@ def _rocm_auto_backend() -> str:
     return "sdpa"
 
 
-def _overhang(q, k, v, p: _Problem, backend):
-    """Bottom-right causal with more queries than keys: the first
-    ``S_q - S_k`` rows see no key and are zero; the last ``S_k`` rows form a
-    square causal problem."""
+def _dead_rows_zero(q, k, v, p: _Problem, dead: int, backend: str, explicit: bool):
+    """Rows ``0 .. dead-1`` see no key: zeros; the remaining rows are the same
+    problem with fewer queries (the offsets of the causal mask and the window
+    move with them, so each row keeps the keys it sees)."""
     dim = 1 if p.layout == "bshd" else 2
-    start = p.sq - p.sk
     if p.layout == "bshd":
         out = q.new_zeros((p.b, p.sq, p.hq, p.dv))
     else:
         out = q.new_zeros((p.b, p.hq, p.sq, p.dv))
-    if p.sk == 0:
+    if dead >= p.sq:
         return out
-    mask = p.mask
-    if mask is not None and mask.dim() >= 2 and mask.shape[-2] == p.sq:
-        mask = mask[..., start:, :]
-    tail = _attention(q.narrow(dim, start, p.sk), k, v, mask, p.dropout_p, None, p.scale,
-                      True, None, None, p.softcap or None, p.layout, backend, p.generator)
-    out.narrow(dim, start, p.sk).copy_(tail)
+    tail = _Problem()
+    for name in _Problem.__slots__:
+        setattr(tail, name, getattr(p, name))
+    tail.sq = p.sq - dead
+    tail.causal_offset = p.causal_offset + dead
+    if p.mask is not None and p.mask.dim() >= 2 and p.mask.shape[-2] == p.sq:
+        tail.mask = p.mask[..., dead:, :]
+    out.narrow(dim, dead, tail.sq).copy_(
+        _dispatch(q.narrow(dim, dead, tail.sq), k, v, tail, backend, explicit))
     return out
 
 

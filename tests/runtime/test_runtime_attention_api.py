@@ -243,3 +243,32 @@ def test_eager_backward_bf16_with_mask_and_dropout():
         a, b, c, attn_mask=mask, dropout_p=0.2, generator=torch.Generator().manual_seed(1)),
         q, k, v)
     assert all(torch.isfinite(t.float()).all() for t in (out, dq, dk, dv))
+
+
+@pytest.mark.parametrize("kwargs,dead", [
+    (dict(causal=True), 5),                          # 9 queries, 4 keys
+    (dict(causal=True, window_size=(1, 1)), 5),
+    (dict(window_size=(2, 1)), 4),                   # right limit 1: rows 0-3 see nothing
+    (dict(is_causal=True, window_size=(3, 2)), 3),   # top-left causal, window from the right
+])
+def test_rows_without_keys_are_zero_without_asking_sdpa(monkeypatch, kwargs, dead):
+    """SDPA on CUDA does not return zeros for rows that see no key (measured
+    on an H100): such rows never reach a kernel."""
+    q, k, v = _inputs(sq=9, sk=4)
+    rows_seen = []
+    real = attn._sdpa
+
+    def spy(query, *args, **kw):
+        rows_seen.append(query.shape[2])
+        return real(query, *args, **kw)
+
+    monkeypatch.setattr(attn, "_sdpa", spy)
+    out = attention(q, k, v, **kwargs)
+    assert rows_seen == [9 - dead]
+    assert torch.equal(out[:, :dead], torch.zeros_like(out[:, :dead]))
+    ref = reference_attention(q, k, v, causal=bool(kwargs.get("causal")),
+                              is_causal=bool(kwargs.get("is_causal")),
+                              window=kwargs.get("window_size"))
+    torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
+    eager = attention(q, k, v, backend="eager", **kwargs)
+    torch.testing.assert_close(eager.double(), ref, rtol=1e-5, atol=1e-5)
