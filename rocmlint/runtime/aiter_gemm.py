@@ -263,4 +263,3 @@ def preshuffle_linears(model: nn.Module, *, min_tokens: int = DEFAULT_MIN_TOKENS
 def _reset_for_tests() -> None:
     with _lock:
         _warned.clear()
-
