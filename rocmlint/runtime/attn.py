@@ -576,6 +576,30 @@ def _merge(allowed: torch.Tensor | None, attn_mask: torch.Tensor | None):
     return attn_mask.masked_fill(~allowed, float("-inf"))
 
 
+#: Devices where SDPA's ``enable_gqa`` with a mask leaves only the math
+#: kernel (flash takes no mask, the memory-efficient kernel no enable_gqa;
+#: transformers' use_gqa_in_sdpa avoids it for the same reason): there GQA with
+#: a mask is regrouped as below.  ROCm tensors report "cuda".  The tests widen
+#: it to run the regrouping on CPU.
+GQA_MASK_REGROUP_DEVICES = frozenset({"cuda"})
+
+
+def _sdpa_gqa_masked(q, k, v, attn_mask, p: _Problem):
+    """GQA with a mask, [B, H, S, D] in and out, as transformers' SDPA path
+    does it: one query row (decode) puts the query heads of each K/V head in
+    the row dimension, so that K/V keep their own head count; more rows repeat
+    K/V for this call (the memory-efficient kernel then runs, instead of the
+    math kernel that would materialise every score)."""
+    g = p.hq // p.hk
+    if p.sq == 1 and (attn_mask.dim() < 3 or attn_mask.shape[-3] == 1):
+        packed = q.reshape(p.b, p.hk, g, p.d)
+        out = _sdpa(packed, k, v, attn_mask=attn_mask, dropout_p=p.dropout_p, scale=p.scale)
+        return out.reshape(p.b, p.hq, 1, p.dv)
+    k = k[:, :, None].expand(p.b, p.hk, g, p.sk, p.d).reshape(p.b, p.hq, p.sk, p.d)
+    v = v[:, :, None].expand(p.b, p.hk, g, p.sk, p.dv).reshape(p.b, p.hq, p.sk, p.dv)
+    return _sdpa(q, k, v, attn_mask=attn_mask, dropout_p=p.dropout_p, scale=p.scale)
+
+
 def _run_sdpa(q, k, v, p: _Problem):
     if p.layout == "bshd":
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
@@ -591,6 +615,9 @@ def _run_sdpa(q, k, v, p: _Problem):
         attn_mask = _merge(_allowed(p, torch.arange(p.sq, device=device),
                                     torch.arange(p.sk, device=device)), attn_mask)
     gen = p.hq != p.hk
+    if gen and attn_mask is not None and q.device.type in GQA_MASK_REGROUP_DEVICES:
+        out = _sdpa_gqa_masked(q, k, v, attn_mask, p)
+        return out.transpose(1, 2) if p.layout == "bshd" else out
     if gen and not _SDPA_HAS_GQA:  # pragma: no cover - PyTorch < 2.5
         rep = p.hq // p.hk
         k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)

@@ -272,3 +272,50 @@ def test_rows_without_keys_are_zero_without_asking_sdpa(monkeypatch, kwargs, dea
     torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
     eager = attention(q, k, v, backend="eager", **kwargs)
     torch.testing.assert_close(eager.double(), ref, rtol=1e-5, atol=1e-5)
+
+
+# --- GQA with a mask on CUDA ----------------------------------------------------
+
+@pytest.fixture
+def regroup_on_cpu(monkeypatch):
+    """Run the CUDA-only regrouping of masked GQA on CPU tensors."""
+    monkeypatch.setattr(attn, "GQA_MASK_REGROUP_DEVICES", frozenset({"cpu"}))
+    calls = []
+    real = attn._sdpa
+
+    def spy(query, key, value, **kwargs):
+        calls.append((tuple(query.shape), tuple(key.shape), kwargs.get("enable_gqa")))
+        return real(query, key, value, **kwargs)
+
+    monkeypatch.setattr(attn, "_sdpa", spy)
+    return calls
+
+
+def test_masked_gqa_decode_packs_query_heads(regroup_on_cpu):
+    qb, kb, vb = _bhsd(*_inputs(b=2, sq=1, sk=9, h=8, hk=2))
+    mask = torch.rand(2, 1, 1, 9, generator=torch.Generator().manual_seed(3)) > 0.3
+    mask[..., 0] = True
+    got = attention(qb, kb, vb, attn_mask=mask, layout="bhsd")
+    # transformers' pack_gqa: [B, H, 1, D] -> [B, H_kv, groups, D], K/V as they are
+    assert regroup_on_cpu == [((2, 2, 4, 8), (2, 2, 9, 8), None)]
+    expected = F.scaled_dot_product_attention(qb.reshape(2, 2, 4, 8), kb, vb,
+                                              attn_mask=mask).reshape(2, 8, 1, 8)
+    assert torch.equal(got, expected)
+    torch.testing.assert_close(got.transpose(1, 2).double(), reference_attention(
+        qb.transpose(1, 2), kb.transpose(1, 2), vb.transpose(1, 2), mask=mask),
+        rtol=1e-5, atol=1e-5)
+
+
+def test_masked_gqa_prefill_repeats_kv_for_the_call(regroup_on_cpu):
+    qb, kb, vb = _bhsd(*_inputs(b=2, sq=5, sk=7, h=8, hk=2))
+    got = attention(qb, kb, vb, causal=True, window_size=(3, 0), layout="bhsd")
+    assert regroup_on_cpu == [((2, 8, 5, 8), (2, 8, 7, 8), None)]
+    torch.testing.assert_close(got.transpose(1, 2).double(), reference_attention(
+        qb.transpose(1, 2), kb.transpose(1, 2), vb.transpose(1, 2), causal=True,
+        window=(3, 0)), rtol=1e-5, atol=1e-5)
+
+
+def test_unmasked_gqa_keeps_enable_gqa(regroup_on_cpu):
+    qb, kb, vb = _bhsd(*_inputs(b=2, sq=5, sk=5, h=8, hk=2))
+    attention(qb, kb, vb, is_causal=True, layout="bhsd", backend="sdpa")
+    assert regroup_on_cpu == [((2, 8, 5, 8), (2, 2, 5, 8), True)]

@@ -90,8 +90,17 @@ def test_register_returns_the_name(name):
         rocm_hf.register("sdpa")
 
 
+@pytest.fixture(params=["CPU routing", "CUDA routing"])
+def routing(request, monkeypatch):
+    """Also run the regrouping that masked GQA gets on CUDA (packed query
+    heads for decode, repeated K/V for prefill) on these CPU tensors."""
+    if request.param == "CUDA routing":
+        monkeypatch.setattr(attn, "GQA_MASK_REGROUP_DEVICES", frozenset({"cpu", "cuda"}))
+    return request.param
+
+
 @pytest.mark.parametrize("label", list(CONFIGS))
-def test_logits_and_generation_equal_sdpa(name, spy, label):
+def test_logits_and_generation_equal_sdpa(name, spy, routing, label):
     config = CONFIGS[label]
     reference, model = _pair(config, "rocm_spy")
     ids = torch.randint(0, config.vocab_size, (2, 20), generator=torch.Generator().manual_seed(1))
