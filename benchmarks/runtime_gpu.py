@@ -677,9 +677,23 @@ def hf_section(dev, quick, rounds):
         set_attention(model, "rocm")
         got = model(ids).logits
         got_tokens = model.generate(ids[:1], max_new_tokens=16, do_sample=False, pad_token_id=0)
+    padded = torch.ones_like(ids)
+    padded[1, :10] = 0  # left padding: the model passes a mask
+    with torch.no_grad():
+        set_attention(model, "sdpa")
+        ref_pad = model(ids, attention_mask=padded).logits
+        ref_pad_tokens = model.generate(ids, attention_mask=padded, max_new_tokens=16,
+                                        do_sample=False, pad_token_id=0)
+        set_attention(model, "rocm")
+        got_pad = model(ids, attention_mask=padded).logits
+        got_pad_tokens = model.generate(ids, attention_mask=padded, max_new_tokens=16,
+                                        do_sample=False, pad_token_id=0)
     lines.append(f"- logits 'rocm' vs 'sdpa' (2 x 48 tokens): {describe_diff(got, ref)}; "
                  f"greedy tokens (16 new): "
                  f"{'identical' if torch.equal(got_tokens, ref_tokens) else 'DIFFERENT'}")
+    lines.append(f"- with left padding (a mask): logits {describe_diff(got_pad, ref_pad)}; "
+                 f"greedy tokens, batch 2 (16 new): "
+                 f"{'identical' if torch.equal(got_pad_tokens, ref_pad_tokens) else 'DIFFERENT'}")
     lines.append("")
     lines.append("| workload | sdpa | rocm | sdpa again | rocm vs sdpa | noise |")
     lines.append("|---|---|---|---|---|---|")
@@ -706,38 +720,44 @@ def hf_section(dev, quick, rounds):
 
 
 def fuse_section(model, config, dev, quick, rounds):
-    gen = torch.Generator(device=dev).manual_seed(5)
-    ids = torch.randint(0, config.vocab_size, (2, 48), device=dev, generator=gen)
-    loads = workloads(model, config, dev, quick)
-    with torch.no_grad():
-        before_logits = model(ids).logits
-        before_tokens = model.generate(ids[:1], max_new_tokens=16, do_sample=False,
-                                       pad_token_id=0)
-        before = {name: interleaved({"unfused": fn, "unfused again": fn}, dev, rounds)[0]
-                  for name, _, fn in loads}
-    report = rt.fuse_model(model)
+    """fuse_model on a copy of the model; the original and the copy are timed
+    in interleaved rounds."""
+    import copy
+
+    fused = copy.deepcopy(model)
+    report = rt.fuse_model(fused)
     if dev.type == "cuda":
         torch.cuda.empty_cache()
+    gen = torch.Generator(device=dev).manual_seed(5)
+    ids = torch.randint(0, config.vocab_size, (2, 48), device=dev, generator=gen)
     with torch.no_grad():
-        after_logits = model(ids).logits
-        after_tokens = model.generate(ids[:1], max_new_tokens=16, do_sample=False,
+        before_logits = model(ids).logits
+        after_logits = fused(ids).logits
+        before_tokens = model.generate(ids[:1], max_new_tokens=16, do_sample=False,
+                                       pad_token_id=0)
+        after_tokens = fused.generate(ids[:1], max_new_tokens=16, do_sample=False,
                                       pad_token_id=0)
-        after = {name: interleaved({"fused": fn}, dev, rounds)[0] for name, _, fn in loads}
     scale = before_logits.float().abs().max().item()
     diff = (after_logits.float() - before_logits.float()).abs().max().item()
     lines = [f"fuse_model: {report['mlp']} MLPs and {report['qkv']} q/k/v groups fused, "
              f"skipped {report['skipped'] or 'none'}; logits max |diff| {diff:.3g} "
-             f"(max |logit| {scale:.3g}); greedy tokens (16 new): "
+             f"(max |logit| {scale:.3g}; random weights, {next(model.parameters()).dtype}); "
+             f"greedy tokens (16 new): "
              f"{'identical' if torch.equal(after_tokens, before_tokens) else 'different'}.",
-             "Unfused rounds ran first, fused rounds after (the model is changed in place).", "",
-             "| workload | unfused | fused | fused vs unfused | noise (unfused twice) |",
-             "|---|---|---|---|---|"]
+             "", "| workload | unfused | fused | unfused again | fused vs unfused | noise |",
+             "|---|---|---|---|---|---|"]
     results = []
-    for name, tokens, _ in loads:
-        u, u2, f = before[name]["unfused"], before[name]["unfused again"], after[name]["fused"]
-        lines.append(f"| {name} | {tokens / u:.0f} tok/s | {tokens / f:.0f} tok/s | "
-                     f"{100.0 * (f - u) / u:+.2f}% time | {100.0 * (u2 - u) / u:+.2f}% |")
-        results.append({"workload": name, "unfused_s": u, "fused_s": f, "noise_s": u2})
+    with torch.no_grad():
+        for (name, tokens, plain), (_, _, fast) in zip(workloads(model, config, dev, quick),
+                                                       workloads(fused, config, dev, quick)):
+            med, _ = interleaved({"unfused": plain, "fused": fast, "unfused again": plain},
+                                 dev, rounds)
+            u, f, u2 = med["unfused"], med["fused"], med["unfused again"]
+            lines.append(f"| {name} | {tokens / u:.0f} tok/s | {tokens / f:.0f} tok/s | "
+                         f"{tokens / u2:.0f} tok/s | {100.0 * (f - u) / u:+.2f}% time | "
+                         f"{100.0 * (u2 - u) / u:+.2f}% |")
+            results.append({"workload": name, "seconds": med})
+    fused = None
     return lines, results, {"report": report, "logit_diff": diff}
 
 
@@ -902,7 +922,7 @@ def main(argv=None):
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     parser.add_argument("--skip", default="",
                         help="comma list of: parity,agree,checks,perf,eager,mem,hf,fuse")
-    parser.add_argument("--model-rounds", type=int, default=4,
+    parser.add_argument("--model-rounds", type=int, default=6,
                         help="interleaved rounds per Hugging Face workload")
     args = parser.parse_args(argv)
     dev = torch.device(args.device)
@@ -937,6 +957,7 @@ def main(argv=None):
         if "hf" in skip:
             hf_lines, hf_results = [], []
         if "fuse" not in skip:
+            set_attention(model, "sdpa")
             fuse_lines, fuse_results, fuse_info = fuse_section(model, config, dev, args.quick,
                                                                args.model_rounds)
             fuse_results.append(fuse_info)
