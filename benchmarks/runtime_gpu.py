@@ -77,9 +77,27 @@ def make_qkv(b, sq, sk, h, hk, d, dtype, dev, seed=0):
     return q, k, v
 
 
+def sdpa_masked(qb, kb, vb, mask):
+    """SDPA with a mask on [B, H, S, D] inputs, GQA as transformers' SDPA path
+    does it on CUDA (enable_gqa with a mask leaves the math kernel there): the
+    query heads packed into rows for one query row, K/V repeated otherwise."""
+    b, h, sq, d = qb.shape
+    hk = kb.shape[1]
+    if h == hk:
+        return F.scaled_dot_product_attention(qb, kb, vb, attn_mask=mask)
+    g = h // hk
+    if sq == 1 and (mask.dim() < 3 or mask.shape[-3] == 1):
+        out = F.scaled_dot_product_attention(qb.reshape(b, hk, g, d), kb, vb, attn_mask=mask)
+        return out.reshape(b, h, 1, vb.shape[-1])
+    kr, vr = (t[:, :, None].expand(b, hk, g, *t.shape[2:]).reshape(b, h, *t.shape[2:])
+              for t in (kb, vb))
+    return F.scaled_dot_product_attention(qb, kr, vr, attn_mask=mask)
+
+
 def hand_bshd(q, k, v, causal):
     """What a hand-written port of flash_attn_func(q, k, v, causal=...) to SDPA
-    calls: transposes to [B, H, S, D], GQA via enable_gqa, bottom-right causal."""
+    calls: transposes to [B, H, S, D], GQA via enable_gqa (by regrouping where a
+    mask is needed, see sdpa_masked), bottom-right causal."""
     qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
     sq, sk = qt.shape[2], kt.shape[2]
     gqa = qt.shape[1] != kt.shape[1]
@@ -87,7 +105,10 @@ def hand_bshd(q, k, v, causal):
         out = F.scaled_dot_product_attention(qt, kt, vt, is_causal=True, enable_gqa=gqa)
     elif causal and sq > 1:
         mask = torch.ones(sq, sk, dtype=torch.bool, device=q.device).tril(sk - sq)
-        out = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=gqa)
+        if q.device.type == "cuda":
+            out = sdpa_masked(qt, kt, vt, mask)
+        else:
+            out = F.scaled_dot_product_attention(qt, kt, vt, attn_mask=mask, enable_gqa=gqa)
     else:
         out = F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=gqa)
     return out.transpose(1, 2)
@@ -237,9 +258,18 @@ def parity(dev, quick):
             j = torch.arange(sk, device=dev).unsqueeze(0)
             mask = (j <= i + sk - sq) & (j >= i + sk - sq - left)
             got = rt.attention(qb, kb, vb, causal=True, window_size=(left, 0), layout="bhsd")
-            ref = F.scaled_dot_product_attention(qb, kb, vb, attn_mask=mask, enable_gqa=True)
-            rows.append((f"attention window ({left}, 0), causal", f"{name} vs SDPA + mask", dt,
-                         describe_diff(got, ref)))
+            if dev.type == "cuda":
+                ref = sdpa_masked(qb, kb, vb, mask)
+                rows.append((f"attention window ({left}, 0), causal",
+                             f"{name} vs SDPA + mask, GQA regrouped", dt, describe_diff(got, ref)))
+                other = F.scaled_dot_product_attention(qb, kb, vb, attn_mask=mask,
+                                                       enable_gqa=True)
+                rows.append(("(for reference) SDPA + mask with enable_gqa", name, dt,
+                             describe_diff(got, other)))
+            else:
+                ref = F.scaled_dot_product_attention(qb, kb, vb, attn_mask=mask, enable_gqa=True)
+                rows.append((f"attention window ({left}, 0), causal", f"{name} vs SDPA + mask",
+                             dt, describe_diff(got, ref)))
             torch.manual_seed(5)
             got = rt.attention(qb, kb, vb, dropout_p=0.1, is_causal=True, layout="bhsd")
             torch.manual_seed(5)
@@ -379,6 +409,35 @@ def checks(dev, quick):
             rows.append((f"eager backward, {label} + causal, {str(dtype)[6:]}",
                          f"largest relative difference to SDPA's gradients {worst:.3g}",
                          "pass" if finite and worst < tol else "FAIL"))
+    # which SDPA kernels take enable_gqa together with a mask on this device
+    if dev.type == "cuda":
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        qb, kb, vb = (t.transpose(1, 2).contiguous()
+                      for t in make_qkv(2, 64, 64, 16, 4, d, torch.bfloat16, dev, seed=15))
+        mask = torch.ones(64, 64, dtype=torch.bool, device=dev).tril()
+        able = []
+        for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
+                        SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH):
+            try:
+                with sdpa_kernel([backend]):
+                    F.scaled_dot_product_attention(qb, kb, vb, attn_mask=mask, enable_gqa=True)
+                able.append(backend.name)
+            except RuntimeError:
+                pass
+        rows.append(("SDPA kernels that run enable_gqa with a mask", ", ".join(able) or "none",
+                     "info"))
+        got = rt.attention(qb, kb, vb, attn_mask=mask, layout="bhsd")
+        rep = [t[:, :, None].expand(2, 4, 4, 64, d).reshape(2, 16, 64, d) for t in (kb, vb)]
+        ref = F.scaled_dot_product_attention(qb, rep[0], rep[1], attn_mask=mask)
+        rows.append(("masked GQA prefill vs SDPA on repeated K/V", describe_diff(got, ref),
+                     "pass" if torch.equal(got, ref) else "FAIL"))
+        q1 = qb[:, :, -1:]
+        got = rt.attention(q1, kb, vb, attn_mask=mask[-1:], layout="bhsd")
+        ref = F.scaled_dot_product_attention(q1.reshape(2, 4, 4, d), kb, vb,
+                                             attn_mask=mask[-1:]).reshape(2, 16, 1, d)
+        rows.append(("masked GQA decode vs SDPA on packed query heads", describe_diff(got, ref),
+                     "pass" if torch.equal(got, ref) else "FAIL"))
     # rows that see no key: zeros in SDPA on this device too
     q, k, v = make_qkv(1, 4, 6, 4, 4, d, torch.bfloat16, dev, seed=14)
     mask = torch.ones(4, 6, dtype=torch.bool, device=dev)
