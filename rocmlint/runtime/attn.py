@@ -791,7 +791,11 @@ def attention(
 
     Raises:
         TypeError, ValueError: for arguments that are wrong (shapes, ranks,
-            dtypes, devices, masks, option values), before any tier runs.
+            dtypes, devices, masks, option values), naming the argument,
+            before any tier computes a result: never through the eager
+            fallback.  (On the fast path, a dtype, device or head-dim mismatch
+            is found by SDPA's own argument check, which raises before
+            computing; the error is then reported as here.)
 
     Tiers (automatic choice):
         1. aiter on ROCm when it is available (its ``flash_attn_func`` where
