@@ -1,27 +1,40 @@
-"""Verify rocmlint.runtime on a GPU: parity, tier agreement, overhead, memory.
+"""Verify rocmlint.runtime on a GPU: parity, tier agreement, argument checks,
+overhead, memory, and a Hugging Face model.
 
-Run on an NVIDIA GPU (H100/H200):
+Run on an NVIDIA GPU (H100/H200), with transformers installed for section 5:
 
-    python benchmarks/runtime_gpu.py --out results/
+    python benchmarks/runtime_gpu.py --rounds 101 --out results/
 
 It checks, on the device:
 
 1. parity: every op against the direct PyTorch call it replaces (bit-identical
-   where the path is the same; fusion reports its largest difference);
+   where the path is the same), including SDPA's ``is_causal``,
+   ``flash_attn_func``, windows (against SDPA with the same mask) and dropout
+   with the same seed;
 2. tier 2 (SDPA) against tier 3 (chunked eager): rtol=atol=5e-2 in bf16,
-   1e-4 in fp32, plus both against a float64 reference;
+   1e-4 in fp32, plus both against a float64 reference, windows included;
+   then argument checks raised on the device, eager backward with masks
+   against SDPA's gradients, which SDPA kernels take GQA with a mask, and rows
+   that see no key;
 3. per-call time of ``attention`` against the hand-written equivalent (SDPA
-   plus the layout transposes) and of ``layout="bhsd"`` against direct SDPA,
-   at (B, S, H, Hkv, D) = (1,1,32,8,128), (8,1024,32,8,128), (2,4096,32,32,128),
-   (1,8192,64,8,128), causal, bf16: CUDA events around batches of calls after
-   warm-up, medians over interleaved rounds, the hand-written version timed
-   twice to show the noise;
+   plus the layout transposes), of ``layout="bhsd"`` against direct SDPA, and
+   of reading the three input shapes before the direct call (the least the
+   argument checks cost), at (B, S, H, Hkv, D) = (1,1,32,8,128),
+   (8,1024,32,8,128), (2,4096,32,32,128), (1,8192,64,8,128), causal, bf16: CUDA
+   events around batches of calls after warm-up, medians over interleaved
+   rounds, paired differences with their interquartile range, the
+   hand-written version timed twice to show the noise;
 4. peak memory above the inputs for the same calls, the eager tier and a
-   naive one-shot eager attention.
+   naive one-shot eager attention;
+5. a Llama-3.1-8B-shaped model with random weights: ``attn_implementation``
+   "rocm" against "sdpa" (logits, greedy tokens, prefill and decode
+   throughput, "sdpa" timed twice for the noise), then ``fuse_model`` on a
+   copy against the original.
 
 Prints Markdown tables (the last lines of output) and writes
 ``runtime_gpu.md`` and ``runtime_gpu.json`` into ``--out``.
-``--device cpu --quick`` runs the same code on small shapes without a GPU.
+``--device cpu --quick`` runs the same code on small shapes without a GPU;
+``--skip`` leaves sections out.
 """
 
 from __future__ import annotations
