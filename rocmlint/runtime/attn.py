@@ -701,9 +701,10 @@ def _run_eager(q, k, v, p: _Problem):
                     scores.add_(m)
             dead = None
             if dead_possible:
-                # Rows that see no key: zeros, as PyTorch SDPA returns.  The
-                # row is softmaxed over zeros and cleared afterwards, out of
-                # place, so that autograd stays valid and NaN-free.
+                # Rows that see no key: zeros, as flash-attention (and SDPA on
+                # CPU) returns.  The row is softmaxed over zeros and cleared
+                # afterwards, out of place, so that autograd stays valid and
+                # NaN-free.
                 dead = torch.isneginf(scores.amax(dim=-1, keepdim=True))
                 scores = scores.masked_fill(dead, 0.0)
             probs = torch.softmax(scores, dim=-1, dtype=acc_dtype)

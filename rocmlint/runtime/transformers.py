@@ -37,16 +37,6 @@ MIN_TRANSFORMERS = (4, 51)
 _SDPA_ONLY = ("position_bias", "cache", "s_aux", "sinks")
 
 
-def _version_tuple(text: str) -> tuple[int, int]:
-    parts = []
-    for piece in text.split("+")[0].split(".")[:2]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    while len(parts) < 2:
-        parts.append(0)
-    return parts[0], parts[1]
-
-
 def _sdpa_fallback() -> Any:
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
