@@ -17,9 +17,13 @@ Names and the checks that point to them:
 - ``gpu_available`` (ROCM001, top-level ``import pynvml``), ``is_rocm``,
   ``gpu_arch``, ``device_info``, ``aiter_available`` (aiter imports guarded by
   ``except ImportError`` only), ``aiter_status``
-- ``attention`` (``flash_attn`` imports, K/V heads expanded before attention)
+- ``attention`` (``flash_attn`` imports, K/V heads expanded before attention),
+  ``flash_attn_func`` (a drop-in for flash-attention's)
 - ``linear``, ``silu_and_mul``, ``gelu_tanh_and_mul``, ``fuse_gate_up``,
-  ``fuse_qkv``, ``fuse_linears``, ``FusedLinear``
+  ``fuse_qkv``, ``fuse_linears``, ``FusedLinear``, ``fuse_model``
+- ``add_tuned_gemm_configs``, ``preshuffle_linears`` (aiter GEMM extras, ROCm only)
+- ``rocmlint.runtime.transformers.register()``: the attention as a Hugging Face
+  ``attn_implementation``
 - ``compile_mode``, ``compile`` (ROCM002, ``torch.compile(mode="reduce-overhead")``),
   ``configure_allocator`` (``max_split_size_mb`` in ``PYTORCH_CUDA_ALLOC_CONF``),
   ``set_tf32``, ``set_cudnn_benchmark`` (ungated TF32/cuDNN flags),
@@ -45,6 +49,7 @@ from .device import (
 # name -> submodule that defines it; loaded on first attribute access.
 _LAZY = {
     "attention": "attn",
+    "flash_attn_func": "flash_attn",
     "linear": "ops",
     "silu_and_mul": "ops",
     "gelu_tanh_and_mul": "ops",
@@ -52,6 +57,10 @@ _LAZY = {
     "fuse_linears": "fusion",
     "fuse_gate_up": "fusion",
     "fuse_qkv": "fusion",
+    "fuse_model": "fusion",
+    "add_tuned_gemm_configs": "aiter_gemm",
+    "preshuffle_linears": "aiter_gemm",
+    "PreshuffledLinear": "aiter_gemm",
     "configure_allocator": "config",
     "set_tf32": "config",
     "set_cudnn_benchmark": "config",
@@ -72,7 +81,13 @@ __all__ = [
 ]
 
 
+# Submodules that need torch (or transformers), loaded when first named.
+_SUBMODULES = ("attn", "ops", "fusion", "flash_attn", "aiter_gemm", "transformers")
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,6 +8,7 @@ installed torch version, so it can run before ``import torch``).
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 from typing import Any, Callable
@@ -91,6 +92,7 @@ def configure_allocator(
     ``environ`` (default ``os.environ``) lets callers compute without touching
     the process environment.
     """
+    _check_allocator_args(expandable_segments, max_split_size_mb)
     env = os.environ if environ is None else environ
     new_api = _torch_at_least(2, 9)
     if not _device.is_rocm():
@@ -140,6 +142,34 @@ def configure_allocator(
     if environ is None:
         _warn_if_allocator_started()
     return text
+
+
+# PyTorch refuses small max_split_size_mb values at the first GPU allocation
+# ("CachingAllocator option max_split_size_mb too small"; kLargeBuffer is
+# 20 MiB): c10/cuda/CUDAAllocatorConfig.cpp requires > 20, the newer
+# c10/core/AllocatorConfig.cpp >= 20.  Values above 20 work on every version.
+_MIN_SPLIT_MB = 20
+
+
+def _check_allocator_args(expandable_segments: Any, max_split_size_mb: Any) -> None:
+    """Reject bad values before anything is written to the environment."""
+    if expandable_segments is not None and not isinstance(expandable_segments, bool):
+        raise TypeError(
+            "configure_allocator: expandable_segments must be True, False or None, got "
+            f"{expandable_segments!r}"
+        )
+    if max_split_size_mb is None:
+        return
+    if isinstance(max_split_size_mb, bool) or not isinstance(max_split_size_mb, numbers.Integral):
+        raise TypeError(
+            "configure_allocator: max_split_size_mb must be an int (MiB), got "
+            f"{max_split_size_mb!r}"
+        )
+    if max_split_size_mb <= _MIN_SPLIT_MB:
+        raise ValueError(
+            f"configure_allocator: max_split_size_mb must be greater than {_MIN_SPLIT_MB} "
+            f"(MiB; PyTorch rejects smaller values at start-up), got {max_split_size_mb}"
+        )
 
 
 def _warn_if_allocator_started() -> None:

@@ -119,12 +119,14 @@ def gpu_arch(device: Any = None) -> str | None:
 def aiter_status() -> tuple[bool, str]:
     """``(available, reason)`` for AMD's aiter operator library.
 
-    Available means all of: a ROCm build of PyTorch, ``import aiter`` succeeded
-    (any exception is caught: AMD's ``amd-aiter`` raises RuntimeError, not
-    ImportError, on a machine without ROCm), and ``torch.ops.aiter.mha_fwd``
-    exists (an unrelated PyPI package is also named ``aiter`` and imports
-    fine).  Computed lazily once; importing ``rocmlint.runtime`` never imports
-    aiter.
+    Available means all of: a ROCm build of PyTorch; ``import aiter``
+    finished within ``aiter_import_timeout()`` seconds without raising
+    (anything it raises is caught, ``SystemExit`` and ``KeyboardInterrupt``
+    included: AMD's ``amd-aiter`` raises RuntimeError, not ImportError, on a
+    machine without ROCm); and aiter's attention is there, as the operator
+    ``torch.ops.aiter.mha_fwd`` or the public ``aiter.flash_attn_func`` (an
+    unrelated PyPI package is also named ``aiter`` and imports fine).
+    Computed lazily once; importing ``rocmlint.runtime`` never imports aiter.
     """
     global _AITER_STATUS
     status = _AITER_STATUS
@@ -146,24 +148,117 @@ def aiter_available() -> bool:
     return aiter_status()[0]
 
 
+#: Seconds to wait for ``import aiter`` (and its submodules) before treating
+#: aiter as unusable; ``ROCMLINT_AITER_IMPORT_TIMEOUT`` overrides it.
+AITER_IMPORT_TIMEOUT_S = 60.0
+
+
+def aiter_import_timeout() -> float:
+    """The import time limit in seconds (``ROCMLINT_AITER_IMPORT_TIMEOUT`` or
+    ``AITER_IMPORT_TIMEOUT_S``); invalid values fall back to the default."""
+    import os
+
+    text = os.environ.get("ROCMLINT_AITER_IMPORT_TIMEOUT")
+    if text:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if value > 0 and value == value:  # NaN is not a time limit
+            return value
+    return AITER_IMPORT_TIMEOUT_S
+
+
+class _ImportAttempt:
+    """One ``import <name>`` run on a daemon thread.
+
+    The import runs off the caller's thread so that a module which raises
+    ``SystemExit`` or ``KeyboardInterrupt`` at import cannot end the caller's
+    process, and one that hangs cannot block it for longer than the time limit
+    (the thread is left behind; Python does not wait for daemon threads at
+    exit).  A module that kills the process outright (``os._exit``, a crash
+    in native code) cannot be contained in-process.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.module: Any = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(
+            target=self._run, name=f"rocmlint-import-{name}", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self) -> None:
+        import importlib
+
+        try:
+            self.module = importlib.import_module(self.name)
+        except BaseException as exc:  # noqa: B036 - SystemExit/KeyboardInterrupt must not escape
+            self.error = exc
+        finally:
+            self.done.set()
+
+
+_IMPORTS: dict[str, _ImportAttempt] = {}
+_IMPORTS_LOCK = threading.Lock()
+
+
+def import_guarded(name: str) -> tuple[Any, str | None]:
+    """Import module ``name`` the way the aiter probe does: ``(module, None)``
+    on success, ``(None, reason)`` when it raised anything or did not finish
+    within ``aiter_import_timeout()`` seconds.  An import that is still
+    running is waited on, never started twice."""
+    import sys
+
+    module = sys.modules.get(name)
+    if module is not None and name not in _IMPORTS:
+        spec = getattr(module, "__spec__", None)
+        # A module that another thread is still importing is in sys.modules
+        # half initialised; wait for that import like for our own.
+        if not getattr(spec, "_initializing", False):
+            return module, None
+    with _IMPORTS_LOCK:
+        attempt = _IMPORTS.get(name)
+        if attempt is None or (attempt.done.is_set() and attempt.module is None):
+            attempt = _IMPORTS[name] = _ImportAttempt(name)
+    limit = aiter_import_timeout()
+    if not attempt.done.wait(limit):
+        return None, f"import {name} did not finish within {limit:g} s"
+    if attempt.error is not None:
+        exc = attempt.error
+        return None, f"import {name} failed: {type(exc).__name__}: {exc}"
+    return attempt.module, None
+
+
 def _probe_aiter() -> tuple[bool, str]:
     torch = _torch()
     if torch is None:
         return False, "PyTorch is not installed"
     if not is_rocm():
         return False, "not a ROCm build of PyTorch (aiter needs ROCm)"
-    import importlib
+    module, problem = import_guarded(AITER_MODULE)
+    if module is None:
+        return False, problem or f"import {AITER_MODULE} failed"
+    if _ops_attr(torch, "mha_fwd") is not None:
+        return True, f"torch.ops.{AITER_OPS_NAMESPACE}.mha_fwd found"
+    if callable(getattr(module, "flash_attn_func", None)):
+        return True, f"{AITER_MODULE}.flash_attn_func found"
+    return False, (
+        f"'{AITER_MODULE}' imports but neither torch.ops.{AITER_OPS_NAMESPACE}.mha_fwd "
+        f"nor {AITER_MODULE}.flash_attn_func exists (not AMD's aiter, or an "
+        "incomplete build)"
+    )
 
-    try:
-        importlib.import_module(AITER_MODULE)
-    except Exception as exc:  # amd-aiter raises RuntimeError without ROCm
-        return False, f"import {AITER_MODULE} failed: {type(exc).__name__}: {exc}"
-    if _ops_attr(torch, "mha_fwd") is None:
-        return False, (
-            f"'{AITER_MODULE}' imports but torch.ops.{AITER_OPS_NAMESPACE}.mha_fwd "
-            "does not exist (not AMD's aiter, or an incomplete build)"
-        )
-    return True, f"torch.ops.{AITER_OPS_NAMESPACE}.mha_fwd found"
+
+def aiter_module() -> Any:
+    """The imported aiter module when aiter is available, else ``None``."""
+    if not aiter_available():
+        return None
+    import sys
+
+    return sys.modules.get(AITER_MODULE)
 
 
 def _ops_attr(torch: Any, name: str) -> Any:
@@ -185,14 +280,19 @@ def aiter_op(name: str) -> Any:
         # Some aiter operators are registered only when their Python module is
         # imported (the tuned GEMM lives in aiter.tuned_gemm).
         if name == "gemm_a16w16":
-            import importlib
-
-            try:
-                importlib.import_module(AITER_MODULE + ".tuned_gemm")
-            except Exception:
+            module, _ = import_guarded(AITER_MODULE + ".tuned_gemm")
+            if module is None:
                 return None
             op = _ops_attr(torch, name)
     return op
+
+
+def target_info(arch: str) -> dict[str, Any] | None:
+    """``rocmlint.targets`` entry for a gfx name as a dict, or None."""
+    from .. import targets
+
+    entry = targets.target(arch)
+    return None if entry is None else entry.as_dict()
 
 
 def device_info() -> dict[str, Any]:
@@ -203,8 +303,10 @@ def device_info() -> dict[str, Any]:
     ``"cuda"``, ``"cpu"``; ``None`` without torch), ``stack_version`` (HIP or
     CUDA version of the torch build), ``gpu_available``, ``device_count``,
     ``device_name``, ``arch``, ``arch_full`` (with ROCm target features),
-    ``total_memory_bytes``, ``total_memory_gib``, ``aiter_available``,
-    ``aiter_reason``, ``python``.
+    ``target`` (on AMD GPUs, what ``rocmlint.targets`` knows about ``arch``:
+    family, wave size, fp8 flavour, LDS, matrix cores, first ROCm release;
+    ``None`` elsewhere or for an unknown target), ``total_memory_bytes``,
+    ``total_memory_gib``, ``aiter_available``, ``aiter_reason``, ``python``.
     """
     info: dict[str, Any] = {
         "torch": False,
@@ -217,6 +319,7 @@ def device_info() -> dict[str, Any]:
         "device_name": None,
         "arch": None,
         "arch_full": None,
+        "target": None,
         "total_memory_bytes": None,
         "total_memory_gib": None,
         "aiter_available": False,
@@ -245,6 +348,8 @@ def device_info() -> dict[str, Any]:
             props = torch.cuda.get_device_properties(torch.cuda.current_device())
             info["device_name"] = str(props.name)
             info["arch"], info["arch_full"] = _arch_strings(props)
+            if info["vendor"] == "amd" and info["arch"]:
+                info["target"] = target_info(info["arch"])
             total = int(props.total_memory)
             info["total_memory_bytes"] = total
             info["total_memory_gib"] = round(total / 2**30, 2)

@@ -207,7 +207,17 @@ def collect(*, managed_memory: bool = False, environ: Any = None) -> dict[str, A
     elif rocm and "xnack-" in arch_full:
         notes.append("the device reports 'xnack-': XNACK is off (matters only for "
                      "managed memory; pass --managed-memory to check it).")
-    return {"device": info, "amd_gpus": gpus, "hazards": hazards, "notes": notes}
+    targets = {name: _device.target_info(name) for name in dict.fromkeys(gpus)}
+    return {"device": info, "amd_gpus": gpus, "amd_gpu_targets": targets,
+            "hazards": hazards, "notes": notes}
+
+
+def _target_text(entry: dict[str, Any]) -> str:
+    fp8 = {"fnuz": "fp8 FNUZ", "ocp": "fp8 OCP"}.get(entry["fp8"] or "", "no fp8")
+    matrix = entry["matrix_cores"] or "no matrix cores"
+    first = f", ROCm >= {entry['first_rocm']}" if entry["first_rocm"] else ""
+    return (f"{entry['family']}: wave {entry['wave_size']}, {fp8}, LDS {entry['lds_kib']} KiB, "
+            f"{matrix}{first}")
 
 
 def _format_text(report: dict[str, Any]) -> str:
@@ -224,11 +234,16 @@ def _format_text(report: dict[str, Any]) -> str:
                      f"x{info['device_count']}")
         lines.append(f"  arch             {info['arch']}"
                      + (f" ({info['arch_full']})" if info["arch_full"] != info["arch"] else ""))
+        if info.get("target"):
+            lines.append(f"  target           {_target_text(info['target'])}")
         lines.append(f"  memory           {info['total_memory_gib']} GiB")
     else:
         lines.append("  gpu              none usable by PyTorch")
     if report["amd_gpus"]:
         lines.append(f"  amd gpus (kfd)   {', '.join(report['amd_gpus'])}")
+        for name, entry in report.get("amd_gpu_targets", {}).items():
+            text = _target_text(entry) if entry else "not in rocmlint's target table"
+            lines.append(f"    {name:<14} {text}")
     lines.append(f"  aiter            {'available' if info['aiter_available'] else 'no'}"
                  f" ({info['aiter_reason']})")
     lines.append(f"  python           {info['python']}")

@@ -52,25 +52,29 @@ def _needs_grad(*tensors: Any) -> bool:
     )
 
 
-def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
-    """``y = x @ w.T + b``, the drop-in for ``F.linear(x, w, b)``.
+def linear(
+    input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``y = input @ weight.T + bias``: ``torch.nn.functional.linear`` with the
+    same argument names, positions and meaning.
 
     On ROCm with aiter, bf16/fp16 inputs on the GPU (and no gradient needed) go
     to aiter's shape-tuned ``gemm_a16w16`` (``aiter.tuned_gemm``, registered as
     ``torch.ops.aiter.gemm_a16w16(A, B, bias=None, otype=None, ...)`` with
     ``B`` in ``[N, K]`` like ``F.linear``'s weight).  Everywhere else, and when
-    the aiter call raises (one warning), this is ``F.linear(x, w, b)``.
-    Set ``USE_AITER_OPS=0`` to keep ``F.linear`` on ROCm too.
+    the aiter call raises (one warning), this is ``F.linear(input, weight,
+    bias)``.  Set ``USE_AITER_OPS=0`` to keep ``F.linear`` on ROCm too.
     """
     if (
-        x.dtype in _HALF
-        and x.device.type in AITER_DEVICE_TYPES
+        _device._IS_ROCM is not False
+        and input.dtype in _HALF
+        and input.device.type in AITER_DEVICE_TYPES
         and _aiter_enabled()
     ):
-        out = _aiter_linear(x, w, b)
+        out = _aiter_linear(input, weight, bias)
         if out is not None:
             return out
-    return F.linear(x, w, b)
+    return F.linear(input, weight, bias)
 
 
 def _aiter_linear(x, w, b):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -21,9 +22,10 @@ if str(REPO_ROOT) not in sys.path:
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from rocmlint.runtime import attn, device, ops  # noqa: E402
+from rocmlint.runtime import aiter_gemm, attn, device, ops  # noqa: E402
 
-SWITCHES = ("FORCE_EAGER_ATTENTION", "USE_AITER_ATTENTION", "USE_AITER_OPS")
+SWITCHES = ("FORCE_EAGER_ATTENTION", "USE_AITER_ATTENTION", "USE_AITER_OPS",
+            "ROCMLINT_AITER_IMPORT_TIMEOUT")
 
 # mha_fwd schemas of the two aiter generations: the newer one has sink_size
 # (and more optional tensors), the older one does not.
@@ -47,19 +49,39 @@ GEMM_A16W16 = (
 )
 
 
-def reference_attention(q, k, v, *, causal=False, scale=None):
-    """Float64 attention in [B, S, H, D] with K/V heads repeated and a
-    bottom-right causal mask; rows that see no key are zero."""
+def reference_attention(q, k, v, *, causal=False, is_causal=False, scale=None, window=None,
+                        softcap=None, mask=None):
+    """Float64 attention in [B, S, H, D] with K/V heads repeated; ``causal``
+    is the bottom-right mask, ``is_causal`` the top-left one, ``window`` a
+    flash-attention (left, right) window, ``mask`` a boolean [.., S_q, S_k]
+    mask (True = attend) or an additive one; rows that see no key are zero."""
     qd, kd, vd = (t.double().transpose(1, 2) for t in (q, k, v))
     rep = qd.shape[1] // kd.shape[1]
     kd = kd.repeat_interleave(rep, 1)
     vd = vd.repeat_interleave(rep, 1)
     scale = scale if scale is not None else qd.shape[-1] ** -0.5
     scores = qd @ kd.transpose(-1, -2) * scale
+    if softcap:
+        scores = torch.tanh(scores / softcap) * softcap
     sq, sk = qd.shape[2], kd.shape[2]
+    i = torch.arange(sq).unsqueeze(1)
+    j = torch.arange(sk).unsqueeze(0)
+    allowed = torch.ones(sq, sk, dtype=torch.bool)
     if causal:
-        allowed = torch.ones(sq, sk, dtype=torch.bool).tril(sk - sq)
-        scores = scores.masked_fill(~allowed, float("-inf"))
+        allowed &= j <= i + sk - sq
+    if is_causal:
+        allowed &= j <= i
+    if window is not None:
+        left, right = window
+        if left >= 0:
+            allowed &= j >= i + sk - sq - left
+        if right >= 0:
+            allowed &= j <= i + sk - sq + right
+    if mask is not None and mask.dtype == torch.bool:
+        allowed = allowed & mask
+    elif mask is not None:
+        scores = scores + mask.double()
+    scores = scores.masked_fill(~allowed, float("-inf"))
     probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)
     return (probs @ vd).transpose(1, 2)
 
@@ -124,23 +146,32 @@ class FakeAiter:
         c(isinstance(dropout_p, float) and dropout_p == 0.0, "dropout_p must be 0.0")
         c(isinstance(softmax_scale, float) and softmax_scale > 0, "softmax_scale must be > 0")
         c(isinstance(is_causal, bool), "is_causal must be bool")
-        c((wl, wr) == (-1, -1), "window sizes must be (-1, -1)")
+        c(isinstance(wl, int) and isinstance(wr, int) and wl >= -1 and wr >= -1,
+          "window sizes must be ints >= -1")
         if self.has_sink:
             c(sink_size == 0, "sink_size must be 0")
         c(ret_lse is False and ret_rand is False, "no lse / randval requested")
         c(all(o is None for o in optional), "optional tensors must stay None")
-        out = reference_attention(q, k, v, causal=is_causal, scale=softmax_scale).to(q.dtype)
+        window = None if (wl, wr) == (-1, -1) else (wl, wr)
+        out = reference_attention(q, k, v, causal=is_causal, scale=softmax_scale,
+                                  window=window).to(q.dtype)
         empty = q.new_empty((0,), dtype=torch.float32)
         return [out.contiguous(), empty, empty, torch.zeros(2, dtype=torch.int64)]
 
     # gemm ------------------------------------------------------------------
     def _gemm(self, a, b, bias=None, otype=None, scale_a=None, scale_b=None, scale_c=None):
+        # aiter's tuned GEMM reads ``B.is_shuffled`` to pick its preshuffled
+        # kernels (aiter/tuned_gemm.py: bpreshuffle = B.is_shuffled).
+        shuffled = bool(getattr(b, "is_shuffled", False))
         self.calls["gemm_a16w16"].append({"a_shape": tuple(a.shape), "b_shape": tuple(b.shape),
-                                          "bias": bias is not None, "dtype": a.dtype})
+                                          "bias": bias is not None, "dtype": a.dtype,
+                                          "b_shuffled": shuffled})
         if "gemm_a16w16" in self.fail:
             raise RuntimeError("fake aiter: gemm failed")
         self._check(b.dim() == 2 and a.shape[-1] == b.shape[1], "B must be [N, K]")
         self._check(a.dtype in (torch.float16, torch.bfloat16), "gemm dtype must be 16-bit")
+        if shuffled:
+            b = unshuffle_weight(b)
         out = F.linear(a.float(), b.float(), None if bias is None else bias.float())
         return out.to(a.dtype)
 
@@ -162,6 +193,76 @@ class FakeAiter:
         self._gated("gelu_tanh_and_mul", lambda t: F.gelu(t, approximate="tanh"), out, x)
 
 
+def shuffle_weight(x, layout=(16, 16)):
+    """aiter's published preshuffle (aiter/ops/shuffle.py, ``layout=(16, 16)``):
+    ``[.., N, K]`` viewed as ``[.., N/16, 16, K/32, 32/e, e]`` with ``e = 16 /
+    element size`` and permuted to ``[.., N/16, K/32, 32/e, 16, e]``; the result
+    is tagged ``is_shuffled``."""
+    rows, cols = layout
+    block_k = cols * 2
+    elems = 16 // x.element_size()
+    if x.shape[-2] % rows or x.shape[-1] % block_k:
+        raise ValueError("fake shuffle_weight: N must divide by 16 and K by 32")
+    view = x.view(-1, x.shape[-2] // rows, rows, x.shape[-1] // block_k, block_k // elems, elems)
+    out = view.permute(0, 1, 3, 4, 2, 5).contiguous().view(*x.shape)
+    out.is_shuffled = True
+    return out
+
+
+def unshuffle_weight(x, layout=(16, 16)):
+    """The inverse of ``shuffle_weight``."""
+    rows, cols = layout
+    block_k = cols * 2
+    elems = 16 // x.element_size()
+    view = x.view(-1, x.shape[-2] // rows, x.shape[-1] // block_k, block_k // elems, rows, elems)
+    return view.permute(0, 1, 4, 2, 3, 5).contiguous().view(*x.shape)
+
+
+def make_public_aiter(generation: str) -> types.ModuleType:
+    """A fake ``aiter`` module exposing ``flash_attn_func`` with the signature
+    of one published generation:
+
+    - ``"window2"``: older releases, ``window_size=(-1, -1)``, ``alibi_slopes``,
+      ``deterministic``, ``return_lse``, ``return_attn_probs``; returns a tuple
+      even for the output alone (``FlashAttnFunc`` returns ``tuple(result)``);
+    - ``"window3"``: newer releases, ``window_size=(-1, -1, 0)`` (left, right,
+      sink), ``bias``, ``how_v3_bf16_cvt``, ``cu_seqlens_q``, ``sink_ptr``,
+      ``num_splits``; returns the tensor.
+
+    Each records its calls in ``module.CALLS`` and computes in float64.
+    """
+    module = types.ModuleType(f"rocmlint_test_public_{generation}")
+    module.CALLS = []
+
+    def run(q, k, v, dropout_p, softmax_scale, causal, window_size):
+        module.CALLS.append({"q_shape": tuple(q.shape), "k_shape": tuple(k.shape),
+                             "k_ptr": k.data_ptr(), "dropout_p": dropout_p,
+                             "softmax_scale": softmax_scale, "causal": causal,
+                             "window_size": tuple(window_size)})
+        left, right = window_size[0], window_size[1]
+        window = None if (left, right) == (-1, -1) else (left, right)
+        return reference_attention(q, k, v, causal=causal, scale=softmax_scale,
+                                   window=window).to(q.dtype)
+
+    if generation == "window2":
+        def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
+                            window_size=(-1, -1), alibi_slopes=None, deterministic=True,
+                            return_lse=False, return_attn_probs=False):
+            assert len(window_size) == 2, "this generation takes (left, right)"
+            return (run(q, k, v, dropout_p, softmax_scale, causal, window_size),)
+    else:
+        def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
+                            window_size=(-1, -1, 0), bias=None, alibi_slopes=None,
+                            deterministic=True, return_lse=False, return_attn_probs=False,
+                            how_v3_bf16_cvt=1, cu_seqlens_q=None, cu_seqlens_kv=None,
+                            sink_ptr=None, num_splits=0):
+            assert len(window_size) == 3, "this generation takes (left, right, sink)"
+            assert window_size[2] == 0, "no sink tokens requested"
+            return run(q, k, v, dropout_p, softmax_scale, causal, window_size)
+    module.flash_attn_func = flash_attn_func
+    return module
+
+
 _FAKES: dict[str, FakeAiter] = {}
 
 
@@ -180,8 +281,10 @@ def get_fake(variant: str) -> FakeAiter:
 def reset_runtime() -> None:
     device._IS_ROCM = None
     device._AITER_STATUS = None
+    device._IMPORTS.clear()
     attn._reset_for_tests()
     ops._reset_for_tests()
+    aiter_gemm._reset_for_tests()
 
 
 def subprocess_env() -> dict[str, str]:

@@ -11,16 +11,19 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import types
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from rocmlint.runtime import aiter_available, attention, device, gelu_tanh_and_mul, linear
+from rocmlint.runtime import aiter_available, attention, attn, device, gelu_tanh_and_mul, linear
 from rocmlint.runtime import silu_and_mul
 
-from .helpers import REPO_ROOT, get_fake, reference_attention, reset_runtime, subprocess_env
+from .helpers import (REPO_ROOT, get_fake, make_public_aiter, reference_attention,
+                      reset_runtime, subprocess_env)
 
 
 def _qkv(b=2, sq=6, sk=6, h=8, hk=2, d=16, dtype=torch.bfloat16, seed=0):
@@ -57,7 +60,7 @@ def test_imposter_module_is_not_aiter(monkeypatch, fake_rocm):
     monkeypatch.setattr(device, "AITER_MODULE", "rocmlint_test_imposter")
     monkeypatch.setattr(device, "AITER_OPS_NAMESPACE", "rocmlint_test_no_such_namespace")
     assert aiter_available() is False
-    assert "does not exist" in device.aiter_status()[1]
+    assert "neither" in device.aiter_status()[1]
 
 
 def test_status_is_computed_once(monkeypatch, fake_rocm):
@@ -194,8 +197,6 @@ def test_unknown_required_argument_disables_tier1(monkeypatch, fake_rocm):
     monkeypatch.setitem(sys.modules, namespace, types.ModuleType(namespace))
     monkeypatch.setattr(device, "AITER_MODULE", namespace)
     monkeypatch.setattr(device, "AITER_OPS_NAMESPACE", namespace)
-    from rocmlint.runtime import attn
-
     monkeypatch.setattr(attn, "AITER_DEVICE_TYPES", frozenset({"cpu"}))
     reset_runtime()
     device._IS_ROCM = True
@@ -216,7 +217,7 @@ def test_linear_routes_to_tuned_gemm(fake_aiter):
     y = linear(x, w, b)
     (call,) = fake_aiter.calls["gemm_a16w16"]
     assert call == {"a_shape": (3, 5, 32), "b_shape": (48, 32), "bias": True,
-                    "dtype": torch.bfloat16}
+                    "dtype": torch.bfloat16, "b_shuffled": False}
     assert fake_aiter.violations == []
     torch.testing.assert_close(y.float(), F.linear(x.float(), w.float(), b.float()),
                                rtol=2e-2, atol=2e-2)
@@ -314,3 +315,146 @@ def test_fake_library_is_reusable():
     """Guard for the fixtures: each schema generation registers once per process."""
     assert get_fake("sink") is get_fake("sink")
     assert get_fake("sink").has_sink and not get_fake("nosink").has_sink
+
+
+# --- windows through the operator -----------------------------------------------
+
+@pytest.mark.parametrize("window,causal", [((3, 0), True), ((2, 1), False), ((4, -1), True)])
+def test_window_goes_to_mha_fwd(fake_aiter, window, causal):
+    q, k, v = _qkv(sq=7, sk=7)
+    out = attention(q, k, v, causal=causal, window_size=window)
+    assert fake_aiter.violations == []
+    (call,) = fake_aiter.calls["mha_fwd"]
+    assert call["window"] == window and call["is_causal"] is causal
+    assert call["sink_size"] == (0 if fake_aiter.has_sink else None)
+    ref = reference_attention(q, k, v, causal=causal, window=window)
+    torch.testing.assert_close(out.float(), ref.float(), rtol=2e-2, atol=2e-2)
+
+
+def test_what_tier1_leaves_to_sdpa(fake_aiter):
+    q, k, v = _qkv(sq=3, sk=7)
+    attention(q, k, v, is_causal=True)              # top-left: aiter aligns bottom-right
+    attention(q, k, v, dropout_p=0.1)               # inference only
+    attention(q * 5, k, v, softcap=2.0)             # no soft-capping in these kernels
+    assert fake_aiter.calls["mha_fwd"] == []
+    q2, k2, v2 = _qkv(sq=6, sk=6)
+    attention(q2, k2, v2, is_causal=True)           # square: the same mask
+    assert len(fake_aiter.calls["mha_fwd"]) == 1
+
+
+# --- aiter's public flash_attn_func, both generations ------------------------------
+
+@pytest.fixture(params=["window2", "window3"])
+def public_aiter(request, monkeypatch, fake_rocm):
+    """ROCm plus a fake aiter whose only attention entry point is the public
+    ``flash_attn_func`` of one generation (no ``torch.ops`` operator)."""
+    module = make_public_aiter(request.param)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(device, "AITER_MODULE", module.__name__)
+    monkeypatch.setattr(device, "AITER_OPS_NAMESPACE", "rocmlint_test_no_such_namespace")
+    monkeypatch.setattr(attn, "AITER_DEVICE_TYPES", frozenset({"cpu"}))
+    reset_runtime()
+    device._IS_ROCM = True
+    return module
+
+
+@pytest.mark.parametrize("window,causal", [(None, True), ((3, 0), True), (None, False)])
+def test_public_flash_attn_func_by_keyword(public_aiter, window, causal):
+    q, k, v = _qkv(h=8, hk=2)
+    assert aiter_available()
+    out = attention(q, k, v, causal=causal, window_size=window, softmax_scale=0.2)
+    (call,) = public_aiter.CALLS
+    width = 2 if public_aiter.__name__.endswith("window2") else 3
+    expected_window = (window or (-1, -1)) + ((0,) if width == 3 else ())
+    assert call["window_size"] == expected_window
+    assert call["causal"] is causal and call["softmax_scale"] == 0.2
+    assert call["dropout_p"] == 0.0
+    assert call["k_shape"] == (2, 6, 2, 16) and call["k_ptr"] == k.data_ptr()  # GQA as is
+    ref = reference_attention(q, k, v, causal=causal, window=window, scale=0.2)
+    torch.testing.assert_close(out.float(), ref.float(), rtol=2e-2, atol=2e-2)
+
+
+def test_public_api_preferred_over_the_operator(monkeypatch, fake_aiter):
+    module = make_public_aiter("window3")
+    monkeypatch.setitem(sys.modules, device.AITER_MODULE, module)
+    reset_runtime()
+    device._IS_ROCM = True
+    q, k, v = _qkv()
+    attention(q, k, v, causal=True)
+    assert len(module.CALLS) == 1 and fake_aiter.calls["mha_fwd"] == []
+
+
+def test_public_api_with_an_unknown_required_argument_is_not_used(monkeypatch, fake_aiter):
+    module = types.ModuleType("rocmlint_test_public_future")
+
+    def flash_attn_func(q, k, v, page_table, dropout_p=0.0, softmax_scale=None, causal=False,
+                        window_size=(-1, -1, 0)):
+        raise AssertionError("must not be called")
+
+    module.flash_attn_func = flash_attn_func
+    monkeypatch.setitem(sys.modules, device.AITER_MODULE, module)
+    reset_runtime()
+    device._IS_ROCM = True
+    q, k, v = _qkv()
+    attention(q, k, v, causal=True)
+    assert len(fake_aiter.calls["mha_fwd"]) == 1    # the operator, by its schema
+
+
+# --- imports that must not take the caller down -------------------------------------
+
+def _fake_package(tmp_path, name, body):
+    pkg = tmp_path / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent(body), encoding="utf-8")
+    return name
+
+
+@pytest.mark.parametrize("statement,kind", [
+    ("raise SystemExit(3)", "SystemExit"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+    ("import sys; sys.exit('aiter: no GPU found')", "SystemExit"),
+])
+def test_import_raising_base_exceptions_is_contained(monkeypatch, tmp_path, fake_rocm,
+                                                     statement, kind):
+    name = _fake_package(tmp_path, f"rocmlint_test_aiter_{kind.lower()}_{abs(hash(statement))}",
+                         statement + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(device, "AITER_MODULE", name)
+    q, k, v = _qkv()
+    out = attention(q, k, v, causal=True)           # must return, not exit
+    assert torch.equal(out, attention(q, k, v, causal=True, backend="sdpa"))
+    available, reason = device.aiter_status()
+    assert available is False and kind in reason
+
+
+def test_import_that_hangs_is_given_up(monkeypatch, tmp_path, fake_rocm):
+    gate = types.ModuleType("rocmlint_test_hang_gate")
+    gate.release = threading.Event()
+    monkeypatch.setitem(sys.modules, gate.__name__, gate)
+    name = _fake_package(tmp_path, "rocmlint_test_aiter_hangs", """
+        import rocmlint_test_hang_gate
+        rocmlint_test_hang_gate.release.wait(60)
+        raise RuntimeError("released")
+    """)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(device, "AITER_MODULE", name)
+    monkeypatch.setenv("ROCMLINT_AITER_IMPORT_TIMEOUT", "0.5")
+    q, k, v = _qkv()
+    start = time.monotonic()
+    try:
+        out = attention(q, k, v, causal=True)
+        elapsed = time.monotonic() - start
+        available, reason = device.aiter_status()
+    finally:
+        gate.release.set()
+    assert 0.4 < elapsed < 10
+    assert available is False and "did not finish within 0.5 s" in reason
+    assert torch.equal(out, attention(q, k, v, causal=True, backend="sdpa"))
+
+
+def test_import_timeout_setting(monkeypatch):
+    monkeypatch.setenv("ROCMLINT_AITER_IMPORT_TIMEOUT", "2.5")
+    assert device.aiter_import_timeout() == 2.5
+    for bad in ("0", "-1", "nan", "soon"):
+        monkeypatch.setenv("ROCMLINT_AITER_IMPORT_TIMEOUT", bad)
+        assert device.aiter_import_timeout() == device.AITER_IMPORT_TIMEOUT_S

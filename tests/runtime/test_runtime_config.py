@@ -196,3 +196,28 @@ def test_allocator_writes_process_environment(monkeypatch, fake_rocm):
     import os
 
     assert os.environ["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
+
+
+@pytest.mark.parametrize("rocm", [False, True], ids=["off ROCm", "ROCm"])
+@pytest.mark.parametrize("kwargs,exc,match", [
+    (dict(max_split_size_mb=-1), ValueError, "greater than 20"),
+    (dict(max_split_size_mb=20), ValueError, "greater than 20"),
+    (dict(max_split_size_mb=0), ValueError, "greater than 20"),
+    (dict(max_split_size_mb=512.0), TypeError, "must be an int"),
+    (dict(max_split_size_mb="512"), TypeError, "must be an int"),
+    (dict(max_split_size_mb=True), TypeError, "must be an int"),
+    (dict(expandable_segments="True"), TypeError, "True, False or None"),
+    (dict(expandable_segments=1), TypeError, "True, False or None"),
+])
+def test_allocator_rejects_bad_values_before_writing(monkeypatch, rocm, kwargs, exc, match):
+    monkeypatch.setattr(config._device, "_IS_ROCM", rocm)
+    env = {"PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.6"}
+    before = dict(env)
+    with pytest.raises(exc, match=match):
+        configure_allocator(environ=env, **kwargs)
+    assert env == before
+
+
+def test_allocator_accepts_the_smallest_valid_split():
+    env: dict[str, str] = {}
+    assert configure_allocator(max_split_size_mb=21, environ=env).endswith("max_split_size_mb:21")

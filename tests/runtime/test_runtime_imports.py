@@ -16,7 +16,8 @@ from .helpers import REPO_ROOT, subprocess_env
 # Every name the check catalog points to.
 CATALOG_NAMES = [
     "gpu_available", "compile_mode", "compile", "attention", "configure_allocator",
-    "set_tf32", "apply_inductor_rocm_defaults", "aiter_available",
+    "set_tf32", "apply_inductor_rocm_defaults", "aiter_available", "flash_attn_func",
+    "linear", "fuse_model", "add_tuned_gemm_configs", "preshuffle_linears",
 ]
 
 
@@ -107,3 +108,27 @@ def test_unknown_attribute():
 
     with pytest.raises(AttributeError):
         rt.no_such_helper  # noqa: B018
+
+
+def test_no_gpu_is_touched_at_import():
+    """Importing every runtime module calls nothing in torch.cuda and imports
+    no aiter (or transformers, until register() runs)."""
+    proc = _run('''
+        import sys, torch
+        def touched(*args, **kwargs):
+            raise AssertionError("a GPU API was called at import")
+        for name in ("is_available", "init", "_lazy_init", "device_count", "current_device",
+                     "get_device_properties", "synchronize"):
+            setattr(torch.cuda, name, touched)
+        import rocmlint.runtime as rt
+        from rocmlint.runtime import (aiter_gemm, attn, config, doctor, flash_attn, fusion,
+                                      ops, transformers as rocm_hf)
+        import rocmlint.targets
+        for name in ("attention", "flash_attn_func", "fuse_model", "preshuffle_linears",
+                     "add_tuned_gemm_configs", "linear"):
+            getattr(rt, name)
+        assert "aiter" not in sys.modules and "transformers" not in sys.modules
+        print("ok")
+    ''')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
