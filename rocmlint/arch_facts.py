@@ -1,11 +1,10 @@
 """The few facts about AMD GPU targets that the checks ask about, by target name.
 
 Checks whose truth depends on the GPU (which fp8 types it computes with, its wavefront size,
-what `torch.cuda.get_device_capability()` reports on it, whether its BLAS has a TF32 mode)
-ask `arch_facts(name)`. It reads everything from the gfx name; when the shared AMD target
-table (`rocmlint.targets`: family, wave size, fp8 flavour, LDS, matrix cores, first ROCm
-release per target) is in the tree, this function is to read that table instead, and stay
-the only place checks get arch facts from.
+its LDS, what `torch.cuda.get_device_capability()` reports on it, whether its BLAS has a TF32
+mode) ask `arch_facts(name)`, the only place checks get arch facts from. Family, wave size,
+fp8 flavour and LDS come from the AMD target table (`rocmlint.targets`, shared with the
+runtime); gfx names the table does not list are read from the name's generation.
 """
 
 from __future__ import annotations
@@ -33,27 +32,41 @@ class ArchFacts:
     # PyTorch warns and retries without it, pytorch/pytorch#193345), "none" (no TF32 mode,
     # the flag does nothing) or "unknown" (no public evidence either way).
     tf32: str
+    lds_kib: int = 64  # LDS one workgroup can address (rocmlint.targets)
 
 
 def arch_facts(name: str) -> ArchFacts | None:
     """Facts about one gfx target (`gfx942`, `gfx1100`; feature suffixes such as
     `:sramecc+:xnack-` are ignored), or None for a name that is not an AMD GPU target."""
+    from rocmlint.targets import target
+
     base = name.strip().lower().split(":", 1)[0]
     hit = _GFX.match(base)
     if hit is None:
         return None
     major, minor = int(hit.group("major")), int(hit.group("minor"), 16)
+    listed = target(base)
+    if listed is not None:
+        family = "rdna" if listed.family.startswith("RDNA") else "cdna" if listed.family.startswith("CDNA") else "gcn"
+        return ArchFacts(base, family, listed.wave_size, listed.fp8 or "none", (major, minor), _tf32(base, family), listed.lds_kib)
     if major == 9:
-        if base in ("gfx940", "gfx941", "gfx942"):
+        if base in ("gfx940", "gfx941"):
             return ArchFacts(base, "cdna", 64, "fnuz", (major, minor), "xf32")
-        if base == "gfx950":
-            return ArchFacts(base, "cdna", 64, "ocp", (major, minor), "unknown")
-        if base in ("gfx908", "gfx90a"):
-            return ArchFacts(base, "cdna", 64, "none", (major, minor), "none")
-        if base in ("gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"):
+        if base in ("gfx902", "gfx904", "gfx909", "gfx90c"):
             return ArchFacts(base, "gcn", 64, "none", (major, minor), "none")
         return None
     if major in (10, 11, 12):
         fp8 = "ocp" if major == 12 else "none"
         return ArchFacts(base, "rdna", 32, fp8, (major, minor), "warns")
     return None
+
+
+def _tf32(base: str, family: str) -> str:
+    """What `allow_tf32` does there (see ArchFacts.tf32)."""
+    if base in ("gfx940", "gfx941", "gfx942"):
+        return "xf32"
+    if base == "gfx950":
+        return "unknown"
+    if family == "rdna":
+        return "warns"
+    return "none"

@@ -53,12 +53,16 @@ REWRITE = {
     "template": (str, True),
     "safety": (SAFETIES, True),
     "note": (str, True),
+    "rocm-from": (str, False),  # offered only where the configured ROCm is this release or newer
 }
+OLDER_ROCM = {"before": (str, True), "title": (str, True), "snippet": (str, True)}
 FIX = {
     "title": (str, True),
     "snippet": (str, True),
     "rewrite": (REWRITE, False),
     "runtime": (str, False),
+    # the fix for a configured ROCm release older than `before`, where the snippet's form fails
+    "older-rocm": (OLDER_ROCM, False),
 }
 # How a project's HIP shim header gates a check's hits on an intrinsic call: a shim that
 # redefines the intrinsic without its mask argument, or any AMD-side definition of it.
@@ -202,6 +206,14 @@ class Rewrite:
     template: str
     safety: str
     note: str
+    rocm_from: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class OlderRocmFix:
+    before: tuple[int, ...]
+    title: str
+    snippet: str
 
 
 @dataclass(frozen=True)
@@ -210,6 +222,13 @@ class FixIt:
     snippet: str
     rewrite: Rewrite | None
     runtime: str | None
+    older_rocm: OlderRocmFix | None = None
+
+    def for_rocm(self, rocm_version: tuple[int, ...] | None) -> tuple[str, str]:
+        """(title, snippet) for the configured ROCm release (None: not configured)."""
+        if self.older_rocm is not None and rocm_version is not None and rocm_version < self.older_rocm.before:
+            return self.older_rocm.title, self.older_rocm.snippet
+        return self.title, self.snippet
 
 
 @dataclass(frozen=True)
@@ -316,10 +335,20 @@ def parse_check(data: Any, source: str) -> Check:
         fix=FixIt(
             title=fix["title"],
             snippet=fix["snippet"],
-            rewrite=Rewrite(rewrite.get("capture"), rewrite["template"], rewrite["safety"], rewrite["note"].strip())
+            rewrite=Rewrite(
+                rewrite.get("capture"), rewrite["template"], rewrite["safety"], rewrite["note"].strip(),
+                _version(rewrite.get("rocm-from"), f"{source}: fix.rewrite.rocm-from"),
+            )
             if rewrite
             else None,
             runtime=fix.get("runtime"),
+            older_rocm=OlderRocmFix(
+                _version(fix["older-rocm"]["before"], f"{source}: fix.older-rocm.before"),
+                fix["older-rocm"]["title"],
+                fix["older-rocm"]["snippet"],
+            )
+            if "older-rocm" in fix
+            else None,
         ),
         references=tuple(data["references"]),
         invalid_examples=tuple(
@@ -329,6 +358,17 @@ def parse_check(data: Any, source: str) -> Check:
         valid_examples=tuple(ValidExample(e["code"], e.get("file"), e.get("note")) for e in examples["valid"]),
         source=source,
     )
+
+
+def _version(text: str | None, where: str) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    from rocmlint.config import ConfigError, parse_rocm_version
+
+    try:
+        return parse_rocm_version(text, where)
+    except ConfigError as exc:
+        raise CheckFileError(str(exc)) from exc
 
 
 def _target_spec(data: dict | None, source: str) -> TargetSpec | None:

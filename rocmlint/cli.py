@@ -183,7 +183,8 @@ def _scan(args) -> int:
         if applied:
             result = scan(request)
         print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
-    report = render(args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated)
+    rocm_version = config.target.rocm_version if config.target is not None else None
+    report = render(args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated, rocm_version=rocm_version)
     if args.output:
         Path(args.output).write_text(report, encoding="utf-8")
     else:

@@ -33,6 +33,14 @@ def fix_safety(check: Check) -> str:
     return f"This fix is **{rewrite.safety}** and is applied by {how}. {rewrite.note}"
 
 
+def _older_rocm(check: Check, fence: str) -> str:
+    older = check.fix.older_rocm if check.fix else None
+    if older is None:
+        return ""
+    release = ".".join(map(str, older.before))
+    return f"\n\nBefore ROCm {release}, {older.title[0].lower()}{older.title[1:]}:\n\n```{fence}\n{older.snippet.rstrip()}\n```"
+
+
 def render_markdown(check: Check) -> str:
     example = check.invalid_examples[0]
     fence = _fence(check)
@@ -45,7 +53,7 @@ def render_markdown(check: Check) -> str:
         f"## What it does\n\n{check.description}{_GATED_NOTE if check.gated else ''}\n\n"
         f"## Why is this bad?\n\n{check.rationale}\n\n"
         f"## Example\n\n```{fence}\n{example.code.rstrip()}\n```\n\n"
-        f"## Use instead\n\n{check.fix.title}:\n\n```{fence}\n{check.fix.snippet.rstrip()}\n```{runtime}\n\n"
+        f"## Use instead\n\n{check.fix.title}:\n\n```{fence}\n{check.fix.snippet.rstrip()}\n```{runtime}{_older_rocm(check, fence)}\n\n"
         f"## Fix safety\n\n{fix_safety(check)}\n\n"
         f"## References\n\n{references}\n"
     )

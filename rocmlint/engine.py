@@ -152,6 +152,9 @@ def _fix(check: Check, match: Match, source: SourceFile) -> Fix | None:
     rewrite = check.fix.rewrite if check.fix else None
     if rewrite is None:
         return None
+    configured = source.target.rocm_version if source.target is not None else None
+    if rewrite.rocm_from is not None and configured is not None and configured < rewrite.rocm_from:
+        return None  # the rewritten form does not compile on the configured ROCm
     if rewrite.capture:
         target = match.captures.get(rewrite.capture)
         if target is None:

@@ -78,3 +78,12 @@ def test_explicit_config_file(tmp_path):
     (tmp_path / "other.toml").write_text('[tool.rocmlint]\nselect = ["ROCM002"]\n')
     proc = run_cli("scan", ".", "--format", "json", "--config", "other.toml", cwd=tmp_path)
     assert _codes(proc) == ["ROCM002"]
+
+
+def test_arch_facts_read_the_amd_target_table():
+    from rocmlint.arch_facts import arch_facts
+    from rocmlint.targets import known_targets, target
+
+    for name in known_targets():
+        facts, entry = arch_facts(name), target(name)
+        assert (facts.wave_size, facts.fp8, facts.lds_kib) == (entry.wave_size, entry.fp8 or "none", entry.lds_kib), name

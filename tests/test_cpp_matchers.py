@@ -110,3 +110,17 @@ def test_library_include_forms():
     code = "#include <cub/cub.cuh>\n#include <thrust/sort.h>\n#include <cusparseLt.h>\n#include <cudnn_frontend.h>\n"
     assert _lines(code, "ROCM213") == [1, 3]
     assert _lines(code, "ROCM214") == [4]
+
+
+def test_the_lds_limit_follows_the_configured_gpus():
+    from rocmlint.config import GpuTarget
+
+    code = "__shared__ float tile[2][128][128];\n__shared__ float huge[2][160][160];\n"
+    for archs, lines, words in (
+        ((), [1, 2], "64 KiB of LDS (MI100"),
+        (("gfx950",), [2], "at most 160 KiB of LDS (gfx950: 160 KiB)"),
+        (("gfx950", "gfx942"), [1, 2], "at most 64 KiB of LDS (gfx950: 160 KiB, gfx942: 64 KiB)"),
+    ):
+        source = SourceFile("k.cu", code, "cpp", target=GpuTarget(None, archs))
+        findings, _ = check_source(source, select_checks(["ROCM209"]))
+        assert [f.line for f in findings] == lines and words in findings[0].message

@@ -130,9 +130,27 @@ def _arithmetic(node: ast.AST) -> int | None:
     return None
 
 
+_DEFAULT_LDS_TEXT = "AMD GPUs give a workgroup at most 64 KiB of LDS (MI100, MI200, MI300 and RDNA; 160 KiB on MI350/MI355X, gfx950)"
+
+
+def _lds_limit(source) -> tuple[int, str]:
+    """(bytes, words) of the LDS a workgroup has: on the configured GPUs (`arch`), else 64 KiB."""
+    archs = source.target.archs if source.target is not None else ()
+    if not archs:
+        return LDS_LIMIT, _DEFAULT_LDS_TEXT
+    from rocmlint.arch_facts import arch_facts
+
+    sizes = {arch: arch_facts(arch).lds_kib for arch in archs}
+    limit = min(sizes.values())
+    listed = ", ".join(f"{arch}: {kib} KiB" for arch, kib in sizes.items())
+    return limit * 1024, f"the configured GPUs give a workgroup at most {limit} KiB of LDS ({listed})"
+
+
 def shared_memory_over_64k(source, matcher) -> Iterator[Match]:
-    """Static `__shared__` arrays, and opted-in dynamic shared memory, above 64 KiB per block."""
+    """Static `__shared__` arrays, and opted-in dynamic shared memory, above the LDS a workgroup
+    has: 64 KiB unless the configured GPUs (`arch`) all have more."""
     text = source.text
+    limit, limit_text = _lds_limit(source)
     names: dict[str, int] = {}
     for pattern in (_DEFINE_INT, _CONST_INT):
         for match in pattern.finditer(text):
@@ -152,19 +170,20 @@ def shared_memory_over_64k(source, matcher) -> Iterator[Match]:
                 size = None
                 break
             size *= value
-        if size is None or size <= LDS_LIMIT:
+        if size is None or size <= limit:
             continue
-        yield _size_match(source, gates, matcher, match.start(), match.end(), size)
+        yield _size_match(source, gates, matcher, match.start(), match.end(), size, limit_text)
     for match in _DYNAMIC_ATTRIBUTE.finditer(literal_free):
         size = _integer(match.group("size"), names)
-        if size is not None and size > LDS_LIMIT:
-            yield _size_match(source, gates, matcher, match.start(), match.end(), size)
+        if size is not None and size > limit:
+            yield _size_match(source, gates, matcher, match.start(), match.end(), size, limit_text)
 
 
-def _size_match(source, gates, matcher, start: int, end: int, size: int) -> Match:
+def _size_match(source, gates, matcher, start: int, end: int, size: int, limit_text: str) -> Match:
     line, _ = source.position(start)
     kib = f"{size / 1024:g} KiB"
-    return Match(start, end, gate=gates.reason(line, matcher.check_amd_side), captures={"SIZE": Capture(kib, start, end)})
+    captures = {"SIZE": Capture(kib, start, end), "LIMIT": Capture(limit_text, start, end)}
+    return Match(start, end, gate=gates.reason(line, matcher.check_amd_side), captures=captures)
 
 
 def _code_only(source) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 FORMATS = ("text", "json", "sarif", "github")
 
 
-def render(fmt: str, result, checks, *, show_fix: bool = False, show_gated: bool = False) -> str:
+def render(fmt: str, result, checks, *, show_fix: bool = False, show_gated: bool = False, rocm_version=None) -> str:
     if fmt == "text":
         from rocmlint.report.text import render_text
 
-        return render_text(result, show_fix=show_fix, show_gated=show_gated)
+        return render_text(result, show_fix=show_fix, show_gated=show_gated, rocm_version=rocm_version)
     if fmt == "json":
         from rocmlint.report.json_report import render_json
 

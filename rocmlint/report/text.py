@@ -5,7 +5,7 @@ from __future__ import annotations
 from rocmlint.checks_loader import check_by_id
 
 
-def render_text(result, *, show_fix: bool = False, show_gated: bool = False) -> str:
+def render_text(result, *, show_fix: bool = False, show_gated: bool = False, rocm_version=None) -> str:
     out: list[str] = []
     for f in result.findings:
         # As in ruff, [*] marks what plain --fix repairs; unsafe fixes are counted in the summary.
@@ -14,8 +14,9 @@ def render_text(result, *, show_fix: bool = False, show_gated: bool = False) -> 
         if show_fix:
             check = check_by_id(f.check_id)
             if check is not None and check.fix is not None:
-                out.append(f"    fix: {check.fix.title}")
-                out.extend("    | " + line if line else "    |" for line in check.fix.snippet.rstrip().splitlines())
+                title, snippet = check.fix.for_rocm(rocm_version)
+                out.append(f"    fix: {title}")
+                out.extend("    | " + line if line else "    |" for line in snippet.rstrip().splitlines())
             if f.fix is not None:
                 edit = f.fix.edits[0]
                 flag = "--fix" if f.fix.safety == "safe" else "--fix --unsafe-fixes"
