@@ -281,13 +281,49 @@ def _launch_end(text: str, start: int, literals: _Literals) -> int | None:
     return None
 
 
+# Project macros that stand for declaration attributes (`CUTLASS_DEVICE`, `TORCH_API`,
+# `C10_HOST_DEVICE`, `SLEEF_CONST`): before a declaration they read as a second type name and
+# break the parse of everything after them. Recognised by name, when no `(` follows.
+_ATTRIBUTE_MACRO = re.compile(
+    r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API|EXPORT|IMPORT|HOST_DEVICE|DEVICE|HOST|GLOBAL|INLINE|FORCEINLINE|"
+    r"FORCE_INLINE|ALWAYS_INLINE|NOINLINE|CONST|UNUSED|NODISCARD)\b(?!\s*\()"
+)
+# `#define NAME` whose body is nothing but attribute keywords (`#define CK_TILE_DEVICE inline __device__`).
+_ATTRIBUTE_DEFINE = re.compile(
+    r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]*((?:(?:__host__|__device__|__global__|__forceinline__|inline|"
+    r"static|constexpr|__inline__|__attribute__\s*\(\([^()]*(?:\([^()]*\))?[^()]*\)\))[ \t]*)*)$",
+    re.M,
+)
+
+
+def _attribute_macro_ranges(text: str, literals: _Literals) -> list[tuple[int, int]]:
+    names = {m.group(1) for m in _ATTRIBUTE_DEFINE.finditer(text)}
+    pattern = _ATTRIBUTE_MACRO
+    if names:
+        pattern = re.compile(_ATTRIBUTE_MACRO.pattern + r"|\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b(?!\s*\()")
+    ranges = []
+    for hit in pattern.finditer(text):
+        start = hit.start()
+        if literals.containing(start):
+            continue
+        line_start = text.rfind("\n", 0, start) + 1
+        if text[line_start:start].lstrip().startswith("#"):
+            continue  # the macro's own #define, or a condition that tests it
+        ranges.append((start, hit.end()))
+    return ranges
+
+
 def blank_cuda_syntax(text: str) -> str:
     """`text` with CUDA-only syntax replaced by spaces: same length, same newlines, same
-    comments and literals."""
-    if not any(marker in text for marker in _MARKERS):
+    comments and literals. Attribute-like project macros are blanked too (see
+    _ATTRIBUTE_MACRO): the grammar cannot know them, and they carry nothing a check reads."""
+    has_cuda = any(marker in text for marker in _MARKERS)
+    if not has_cuda and not _ATTRIBUTE_MACRO.search(text):
         return text
     literals = _Literals(text)
-    ranges: list[tuple[int, int]] = []
+    ranges: list[tuple[int, int]] = _attribute_macro_ranges(text, literals)
+    if not has_cuda:
+        return _blanked(text, _disjoint(ranges))
     resume = 0
     for candidate in _CANDIDATE.finditer(text):
         start = candidate.start()
@@ -311,4 +347,14 @@ def blank_cuda_syntax(text: str) -> str:
             resume = end
         else:
             ranges.append((start, candidate.end()))
-    return _blanked(text, ranges)
+    return _blanked(text, _disjoint(ranges))
+
+
+def _disjoint(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged

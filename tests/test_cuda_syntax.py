@@ -223,3 +223,23 @@ def test_blank_comments_and_literals():
     assert "int a;" in code_only and "int b;" in code_only
     with_strings = blank_comments_and_literals(code, strings=False)
     assert '"text"' in with_strings and "note" not in with_strings
+
+
+def test_attribute_macros_are_blanked_so_the_declaration_after_them_parses():
+    from ast_grep_py import SgRoot
+
+    from rocmlint.cuda_syntax import blank_cuda_syntax
+
+    code = (
+        "#define CK_TILE_DEVICE inline __device__\n"
+        "TORCH_API at::Tensor add(const at::Tensor& a);\n"
+        "struct K {\n  CUTLASS_DEVICE\n  K(int p) : w(__shfl_sync(0xffffffff, p, 0)) {}\n  int w;\n};\n"
+        "CK_TILE_DEVICE float f(float x) { return x; }\n"
+        'const char* s = "TORCH_API";\nCUTLASS_CHECK(status);\n'
+    )
+    blanked = blank_cuda_syntax(code)
+    assert len(blanked) == len(code) and blanked.count("\n") == code.count("\n")
+    assert "TORCH_API at" not in blanked and "CUTLASS_DEVICE" not in blanked
+    assert blanked.startswith("#define CK_TILE_DEVICE")  # the macro's own definition stays
+    assert '"TORCH_API"' in blanked and "CUTLASS_CHECK(status)" in blanked  # strings and calls stay
+    assert SgRoot(blanked, "cpp").root().find(kind="ERROR") is None
