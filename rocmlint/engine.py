@@ -241,6 +241,8 @@ def check_source(
         for match in _matcher_for(check).find(source):
             gate = match.gate if check.gated else None
             gate = gate or moot
+            if gate is None and check.amd_only_gated and source.language == "cpp":
+                gate = source.amd_native
             if gate is not None and not keep_gated:
                 continue
             line, col = source.position(match.start)

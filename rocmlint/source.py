@@ -81,6 +81,31 @@ class SourceFile:
         return SgRoot(blank_cuda_syntax(self.text), "cpp").root()
 
     @cached_property
+    def amd_native(self) -> str | None:
+        """Why this C/C++ file is written for AMD GPUs (it uses AMD-only builtins or Composable
+        Kernel outside any GPU stack test), or None."""
+        import re
+
+        from rocmlint.cuda_syntax import blank_comments_and_literals
+
+        code = blank_comments_and_literals(self.text)
+        gates = None
+        for hit in re.finditer(r"\b(__builtin_amdgcn_\w+|ck_tile::|ck::|__AMDGCN_WAVEFRONT_SIZE\w*)", code):
+            gates = gates or self.preprocessor_gates
+            line = self.position(hit.start())[0]
+            if gates.reason(line) is None:
+                return f"the file is written for AMD GPUs: it uses `{hit.group(1)}` (line {line}) outside any GPU stack test"
+        return None
+
+    @cached_property
+    def wave_context(self):
+        """Per function, where the code also works with the whole hardware wavefront
+        (rocmlint.wave): what makes a 32-lane assumption wrong on AMD."""
+        from rocmlint.wave import wave_context
+
+        return wave_context(self)
+
+    @cached_property
     def preprocessor_gates(self):
         from rocmlint.gates import PreprocessorGates
 

@@ -98,7 +98,7 @@ def test_lane_arrays_need_a_lane_index_in_the_dimension_of_32():
         "__shared__ float rows[32][64];\n"
         "__shared__ float cols[64][32];\n"
         "__device__ void f(int warp_id, int lane) {\n"
-        "  per_warp[warp_id] = 0.f;\n"
+        "  per_warp[warp_id] = warpSize;\n"
         "  rows[warp_id][lane] = 0.f;\n"
         "  cols[warp_id][lane] = 0.f;\n"
         "}\n"
@@ -124,3 +124,54 @@ def test_the_lds_limit_follows_the_configured_gpus():
         source = SourceFile("k.cu", code, "cpp", target=GpuTarget(None, archs))
         findings, _ = check_source(source, select_checks(["ROCM209"]))
         assert [f.line for f in findings] == lines and words in findings[0].message
+
+
+def test_the_wavefront_context_follows_calls_and_ignores_code_hip_never_compiles():
+    code = (
+        "__device__ float half_sum(float v) {\n"  # 1
+        "  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);\n"  # 2
+        "  return v;\n"
+        "}\n"
+        "__global__ void consistent(float* out, float v) {\n"  # 5
+        "  out[threadIdx.x >> 5] = half_sum(v);\n"
+        "}\n"
+        "__global__ void mixed(float* out, float v) {\n"  # 8
+        "  out[threadIdx.x / warpSize] = half_sum(v);\n"
+        "}\n"
+    )
+    # The helper meets the whole wavefront through `mixed`, which calls it.
+    assert _lines(code, "ROCM203") == [2]
+    assert _lines(code.replace("  out[threadIdx.x / warpSize] = half_sum(v);\n", "  out[threadIdx.x >> 5] = half_sum(v);\n"), "ROCM203") == []
+    # warpSize on the NVIDIA side of a stack test is no whole-wavefront code on AMD.
+    guarded = code.replace(
+        "  out[threadIdx.x / warpSize] = half_sum(v);\n",
+        "#ifndef USE_ROCM\n  out[threadIdx.x / warpSize] = half_sum(v);\n#endif\n",
+    )
+    assert _lines(guarded, "ROCM203") == []
+
+
+def test_files_written_for_amd_keep_their_own_lane_counts():
+    code = (
+        "__device__ int half(int lane_idx) { return (lane_idx / 32) + warpSize; }\n"
+        "__device__ int r(int x) { return __builtin_amdgcn_readfirstlane(x); }\n"
+    )
+    source = SourceFile("k.hip", code, "cpp")
+    findings, _ = check_source(source, select_checks(["ROCM202"]), keep_gated=True)
+    assert [f.gate for f in findings] == [
+        "the file is written for AMD GPUs: it uses `__builtin_amdgcn_readfirstlane` (line 2) outside any GPU stack test"
+    ]
+    # The same builtin on the AMD side of a stack test does not make the file AMD's.
+    dual = code.replace("__device__ int r", "#ifdef USE_ROCM\n__device__ int r") + "#endif\n"
+    assert _lines(dual, "ROCM202") == [1]
+
+
+def test_text_checks_skip_comments_and_strings_in_c_and_cpp():
+    code = (
+        "/* cudaMallocManaged(&p, n);\n"
+        "   __launch_bounds__(256, 2) */\n"
+        'const char* doc = "cudaMallocManaged(&p, n) __launch_bounds__(256, 2)";\n'
+        'cuModuleLoad(&m, "k.ptx");  /* loads "other.cubin" */\n'
+    )
+    assert _lines(code, "ROCM212") == []
+    assert _lines(code, "ROCM207") == []
+    assert _lines(code, "ROCM208") == [4]

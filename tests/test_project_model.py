@@ -481,3 +481,32 @@ def test_a_project_that_builds_for_amd_only_writes_launch_bounds_for_hip(cwd):
     files["CMakeLists.txt"] = "if(USE_ROCM)\n  project(k LANGUAGES CXX HIP)\nelse()\n  project(k LANGUAGES CXX CUDA)\nendif()\nadd_library(k k.hip)\n"
     document = _scan(_project(cwd / "both", files), "--select", "ROCM207")
     assert [f["line"] for f in document["findings"]] == [1]
+
+
+def test_a_compiler_macro_defined_for_an_ide_is_not_defined_for_hip(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "setup.py": "from torch.utils.cpp_extension import CUDAExtension\nsetup(ext_modules=[CUDAExtension('e', ['k.cu'])])\n",
+            "ide_hint.cuh": "#ifdef IS_IN_IDE_PARSER\n#define __CUDA_ARCH__ 900\n#endif\n",
+            "k.cu": '#include "ide_hint.cuh"\n#if __CUDA_ARCH__ >= 800\n__device__ void f();\n#endif\n',
+        },
+    )
+    assert _reported(_scan(root, "--select", "ROCM206"), root) == {("k.cu", "ROCM206")}
+
+
+def test_a_sub_project_setup_py_the_build_does_not_read_still_hipifies_its_sources(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='p')\n",
+            "csrc/dense/setup.py": """
+                from torch.utils.cpp_extension import CUDAExtension
+                setup(ext_modules=[CUDAExtension("dense", ["dense.cpp", "dense_cuda.cu"])])
+            """,
+            "csrc/dense/dense_cuda.cu": "#include <cublas_v2.h>\n",
+        },
+    )
+    document = _scan(root, "--select", "ROCM213")
+    assert document["findings"] == []
+    assert "csrc/dense/setup.py:3 names it for a torch.utils.cpp_extension build" in document["gated"][0]["gate"]

@@ -195,16 +195,18 @@ class SetupPyReader:
                     self._call_function(function, [], {}, env, entry=True)
                 finally:
                     self.record_reach = True
-        if self.world == ROCM:
-            # torch.utils.cpp_extension runs hipify over the sources (and the project headers
-            # they include) of a ROCm build before compiling them (torch/utils/cpp_extension.py).
-            line = next((n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                         and any("cpp_extension" in (a.name or "") for a in n.names) or
-                         isinstance(n, ast.ImportFrom) and (n.module or "").endswith("cpp_extension")), None)
-            if line is not None:
-                why = f"{self.relative}:{line} builds it with torch.utils.cpp_extension, which hipifies it for ROCm"
-                for path in self.compiled_here:
-                    self.facts.hipified.setdefault(path, why)
+        # torch.utils.cpp_extension runs hipify over the sources (and the project headers
+        # they include) of a ROCm build before compiling them (torch/utils/cpp_extension.py).
+        # Sources only the CUDA build compiles count too: where a ROCm build does not read
+        # them, the project model gates them for that; where it is not yet there (an
+        # NVIDIA-only project), building them with cpp_extension on ROCm is the port.
+        line = next((n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                     and any("cpp_extension" in (a.name or "") for a in n.names) or
+                     isinstance(n, ast.ImportFrom) and (n.module or "").endswith("cpp_extension")), None)
+        if line is not None:
+            why = f"{self.relative}:{line} builds it with torch.utils.cpp_extension, which hipifies it for ROCm"
+            for path in self.compiled_here:
+                self.facts.hipified.setdefault(path, why)
 
     def _collect(self, tree: ast.Module) -> None:
         for node in ast.walk(tree):
@@ -886,15 +888,15 @@ _CUDA_BUILD = re.compile(r"\bCUDAExtension\b|\bcpp_extension\.load(?:_inline)?\b
 
 
 def read_extension_builders(root: str, python_files: list[str], sources: list[str], text_of, facts: BuildFacts) -> None:
-    """Python files other than setup.py that build torch extensions (DeepSpeed's op builders,
-    `torch.utils.cpp_extension.load(...)` JIT builds), and the modules beside them that import
-    them: every C/C++ source they name is hipified when the ROCm build compiles it, because
+    """Python files that build torch extensions and that the build readers did not walk
+    (DeepSpeed's op builders, `torch.utils.cpp_extension.load(...)` JIT builds, a sub-project's
+    own setup.py), and the modules beside them that import them: every C/C++ source they name is hipified when the ROCm build compiles it, because
     `torch.utils.cpp_extension` runs hipify on a ROCm torch. Only the hipify fact is recorded:
     whether the ROCm build compiles a file at all is for the build files to say."""
     builders: dict[str, int] = {}
     for path in python_files:
-        if path in facts.files_read or os.path.basename(path) == "setup.py":
-            continue
+        if path in facts.files_read:
+            continue  # a setup.py the build readers walked says this itself
         text = text_of(path)
         match = _CPP_EXTENSION.search(text) if text and "cpp_extension" in text else None
         if match and _CUDA_BUILD.search(text):

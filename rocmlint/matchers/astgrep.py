@@ -28,8 +28,15 @@ _METAVAR = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
 
 class AstGrepMatcher:
     def __init__(self, spec: dict, where: str, capture_names: tuple[str, ...] = (), check_amd_side: bool = False):
-        check_keys(spec, {"rule": dict, "constraints": dict}, where, required=("rule",))
+        from rocmlint.checks_loader import CheckFileError
+
+        check_keys(spec, {"rule": dict, "constraints": dict, "context": str}, where, required=("rule",))
         self.check_amd_side = check_amd_side
+        # "wavefront": a hit counts only where the code around it also works with the whole
+        # hardware wavefront (rocmlint.wave); $WAVE names that site.
+        self.context = spec.get("context")
+        if self.context not in (None, "wavefront"):
+            raise CheckFileError(f"{where}.context: must be 'wavefront', got {self.context!r}")
         self.config = {"rule": spec["rule"]}
         if "constraints" in spec:
             self.config["constraints"] = spec["constraints"]
@@ -64,7 +71,24 @@ class AstGrepMatcher:
                 if sub is not None:
                     r = sub.range()
                     captures[name] = Capture(source.text[r.start.index : r.end.index], r.start.index, r.end.index)
+            if self.context == "wavefront":
+                site = wavefront_site(source, rng.start.index, captures.get("NAME"))
+                if site is None:
+                    continue
+                captures["WAVE"] = Capture(site.describe(), rng.start.index, rng.end.index)
             yield Match(rng.start.index, rng.end.index, gate=gates.reason(rng.start.line + 1, self.check_amd_side), captures=captures)
+
+
+def wavefront_site(source, offset: int, name=None):
+    """The whole-wavefront site that meets the code at `offset` (rocmlint.wave); for a
+    definition outside any function (`#define WARP_SIZE 32`), the first one that meets a use of
+    `name` in the file."""
+    context = source.wave_context
+    site = context.at(offset)
+    if site is None and name is not None:
+        uses = [m.start() for m in re.finditer(rf"\b{re.escape(name.text)}\b", source.text) if m.start() != name.start]
+        site = context.for_any(uses)
+    return site
 
 
 def metavariables(*texts: str | None) -> tuple[str, ...]:

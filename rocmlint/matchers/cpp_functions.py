@@ -35,8 +35,11 @@ def cuda_arch_feature_gates(source, matcher) -> Iterator[Match]:
     never defines __CUDA_ARCH__, so an AMD build compiles what no current NVIDIA GPU's device
     pass compiles. Conditions HIP reads as a current NVIDIA GPU does (`defined(__CUDA_ARCH__)
     && __CUDA_ARCH__ < 800`, a fallback for old GPUs) are left alone."""
+    if source.path.lower().endswith(_HOST_ONLY_SUFFIXES):
+        return  # a host compiler builds it: __CUDA_ARCH__ is undefined for NVIDIA as for AMD
     gates = source.preprocessor_gates
-    for directive in scan_directives(source.text):
+    directives = scan_directives(source.text)
+    for index, directive in enumerate(directives):
         if directive.keyword not in ("if", "elif", "ifdef", "ifndef", "elifdef", "elifndef"):
             continue
         if not _CUDA_ARCH.search(directive.text):
@@ -49,6 +52,8 @@ def cuda_arch_feature_gates(source, matcher) -> Iterator[Match]:
         if any(bool(condition_value(directive.keyword, directive.text, nvidia)[0]) == bool(on_hip)
                for nvidia in _NVIDIA_DEVICE_PASSES if condition_value(directive.keyword, directive.text, nvidia)[0] is not None):
             continue
+        if _nvidia_branch_is_nvidia_only(source, directives, index, taken_on_hip=bool(on_hip)):
+            continue  # AMD could not use that branch anyway: the other one is its port
         start = source.line_starts[directive.line - 1]
         line_text = source.line_text(directive.line)
         end = start + len(line_text.rstrip())
@@ -59,6 +64,49 @@ def cuda_arch_feature_gates(source, matcher) -> Iterator[Match]:
             gate=gates.reason(directive.line, matcher.check_amd_side),
             captures={"DIRECTIVE": Capture(text if len(text) <= 80 else text[:77] + "...", start, end)},
         )
+
+
+_HOST_ONLY_SUFFIXES = (".cpp", ".cc", ".cxx", ".c")
+_NVIDIA_ONLY_CODE = re.compile(r"#\s*include\s*[<\"](?:cutlass|cute)/|\b(?:cute|cutlass)::|\bwgmma\b|\btcgen05\b")
+
+
+def _nvidia_branch_is_nvidia_only(source, directives, index: int, taken_on_hip: bool) -> bool:
+    """Does the branch that NVIDIA's device pass takes here (and AMD does not) hold only code
+    AMD could never compile (inline PTX, CUTLASS/CuTe)? Then AMD taking the other branch is the
+    port, not a slip."""
+    chain_end = _branch_end(directives, index)
+    start_line = directives[index].last_line + 1
+    if taken_on_hip:
+        # NVIDIA takes a later branch: the one after this directive's branch
+        if chain_end is None or directives[chain_end].keyword == "endif":
+            return False
+        start_line = directives[chain_end].last_line + 1
+        chain_end = _branch_end(directives, chain_end)
+    end_line = directives[chain_end].line if chain_end is not None else len(source.lines) + 1
+    body = "\n".join(source.lines[start_line - 1 : end_line - 1])
+    if not body.strip():
+        return False
+    if re.search(r"\b(?:asm|__asm__)\b", body):
+        templates = "\n".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', body))
+        if ptx_evidence(templates):
+            return True
+    return bool(_NVIDIA_ONLY_CODE.search(body))
+
+
+def _branch_end(directives, index: int) -> int | None:
+    """Index of the #elif/#else/#endif that ends the branch opened at `index`."""
+    depth = 0
+    for j in range(index + 1, len(directives)):
+        keyword = directives[j].keyword
+        if keyword in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif keyword == "endif":
+            if depth == 0:
+                return j
+            depth -= 1
+        elif keyword in ("elif", "else", "elifdef", "elifndef") and depth == 0:
+            return j
+    return None
 
 
 # --- ROCM209: shared memory over 64 KiB --------------------------------------------------------
@@ -202,16 +250,14 @@ _ARRAY_DECLARATION = re.compile(
     r"(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]\[;]+\]\s*)+)\s*(?:;|=|\{)",
     re.M,
 )
-# Index expressions that name a lane of the warp.
-_LANE_INDEX = re.compile(
-    r"^\s*(?:lane|lane_id|laneId|laneid|lane_idx|lane_index|laneIdx|__lane_id\s*\(\s*\)|"
-    r"(?:threadIdx\.x|tid)\s*(?:%\s*32|&\s*(?:31|0x1[fF]))[uU]?)\s*$"
-)
+# Index expressions that name a lane of the warp (`tid & 31` is bounded to 32 and is not one).
+_LANE_INDEX = re.compile(r"^\s*(?:lane|lane_id|laneId|laneid|lane_idx|lane_index|laneIdx|__lane_id\s*\(\s*\))\s*$")
 
 
 def lane_arrays_sized_32(source, matcher) -> Iterator[Match]:
-    """Arrays with a dimension of 32 that the file indexes by lane in that dimension: a
-    64-lane wavefront indexes past the end."""
+    """Arrays with a dimension of 32 that the file indexes by lane in that dimension, where the
+    code also works with the whole wavefront (rocmlint.wave: the lane number reaches 63 on a
+    64-lane wavefront); a lane bounded to 32-lane groups (`tid & 31`) indexes within it."""
     text = _code_only(source)
     gates = source.preprocessor_gates
     declared: dict[str, tuple[int, int, list[int]]] = {}
@@ -231,13 +277,31 @@ def lane_arrays_sized_32(source, matcher) -> Iterator[Match]:
         if name in flagged or match.start() == start:
             continue
         subscripts = _subscripts(match.group(2))
-        if any(i < len(subscripts) and _LANE_INDEX.match(subscripts[i]) for i in sized_32):
-            flagged.add(name)
-            line, _ = source.position(start)
-            yield Match(
-                start, end, gate=gates.reason(line, matcher.check_amd_side),
-                captures={"NAME": Capture(name, start, start + len(name))},
-            )
+        if not any(i < len(subscripts) and _LANE_INDEX.match(subscripts[i]) for i in sized_32):
+            continue
+        site = source.wave_context.at(match.start())
+        if site is None or _bounded_to_32(text, match.start(), subscripts):
+            continue
+        flagged.add(name)
+        line, _ = source.position(start)
+        yield Match(
+            start, end, gate=gates.reason(line, matcher.check_amd_side),
+            captures={"NAME": Capture(name, start, start + len(name)), "WAVE": Capture(site.describe(), start, end)},
+        )
+
+
+def _bounded_to_32(text: str, use: int, subscripts: list[str]) -> bool:
+    """Is the lane variable used as the index assigned a value bounded to 32 (`tid & 31`,
+    `tid % 32`) before this use?"""
+    before = text[max(0, use - 4000) : use]
+    for subscript in subscripts:
+        name = subscript.strip()
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            continue
+        assignments = re.findall(rf"\b{re.escape(name)}\s*=\s*([^;=][^;]*);", before)
+        if assignments and re.search(r"&\s*(?:31|0[xX]1[fF])\b|%\s*32\b", assignments[-1]):
+            return True
+    return False
 
 
 def _subscripts(text: str) -> list[str]:

@@ -5,6 +5,8 @@ Spec keys:
   regex:    a Python regular expression, applied per line; named groups become captures
   comment:  the line-comment prefix of the language ("#", "//"); text after it never matches
   exclude:  a regular expression; lines it matches (searched from the line's start) are skipped
+  strings:  C/C++ only: true to match inside string literals too (file names, option strings);
+            matches that start inside a comment, or inside a string without this, are skipped
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ class TextMatcher:
         self.check_amd_side = check_amd_side
         from rocmlint.checks_loader import CheckFileError
 
-        check_keys(spec, {"regex": str, "comment": str, "exclude": str}, where, required=("regex",))
+        check_keys(spec, {"regex": str, "comment": str, "exclude": str, "strings": bool}, where, required=("regex",))
+        self.strings = spec.get("strings", False)
         try:
             self.regex = re.compile(spec["regex"])
             self.exclude = re.compile(spec["exclude"]) if "exclude" in spec else None
@@ -30,6 +33,11 @@ class TextMatcher:
 
     def find(self, source) -> Iterator[Match]:
         gates = source.preprocessor_gates if source.language == "cpp" else None
+        blanked = None
+        if source.language == "cpp":
+            from rocmlint.cuda_syntax import blank_comments_and_literals
+
+            blanked = blank_comments_and_literals(source.text, strings=not self.strings).split("\n")
         for number, line in enumerate(source.lines, start=1):
             if self.exclude is not None and self.exclude.match(line):
                 continue
@@ -37,6 +45,8 @@ class TextMatcher:
             if self.comment and self.comment in line:
                 searchable = line[: line.index(self.comment)]
             base = source.line_starts[number - 1]
+            if blanked is not None:
+                searchable = blanked[number - 1][: len(searchable)]
             for hit in self.regex.finditer(searchable):
                 captures = {
                     name: Capture(value, base + hit.start(name), base + hit.end(name))

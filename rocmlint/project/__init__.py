@@ -357,7 +357,8 @@ def build_model(root: str, overrides: Overrides | None = None, known: dict | Non
     if sources:
         from rocmlint.build.setup_py import read_extension_builders
 
-        own_python = [p for p in python_files if vendored_directory(model, p) is None]
+        unread_setups = [p for p in build_files if os.path.basename(p) == "setup.py" and p not in facts.files_read]
+        own_python = [p for p in python_files + unread_setups if vendored_directory(model, p) is None]
         read_extension_builders(root, own_python, sources, _read_text, facts)
     model.build_files = [model.relative(p) for p in facts.files_read]
     if model.has_rocm_side and facts.files_read and facts.nvidia_toolchain is None:

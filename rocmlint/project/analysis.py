@@ -208,6 +208,14 @@ def _macro_facts(walk: _Walk, definitions, tested: set[str], facts: BuildFacts, 
         if name in base:
             continue
         live = walk.live_definitions.get(name, [])
+        if live and NVIDIA_COMPILER_ONLY.match(name):
+            # The compiler's own macro counts as redefined for HIP only where a HIP shim does
+            # it (a HIP-named header, one included only from HIP branches, or an AMD branch);
+            # a definition under a condition HIP has no reason to meet (an IDE-only macro) does
+            # not make it defined.
+            live = [entry for entry in live if _on_amd_side(entry, walk)]
+            if not live:
+                continue
         if live:
             if all(in_platform for _, in_platform, _ in live) and not NVIDIA_COMPILER_ONLY.match(name):
                 platform.add(name)
@@ -233,6 +241,14 @@ def _macro_facts(walk: _Walk, definitions, tested: set[str], facts: BuildFacts, 
         elif cuda_define is not None:
             learned[name] = MacroFact(False, 0, f"{name} is defined only by the CUDA build ({cuda_define[1].describe()})")
     return learned, platform
+
+
+def _on_amd_side(entry, walk: _Walk) -> bool:
+    definition, in_platform, unconditional = entry
+    sites = walk.include_sites.get(definition.path, [])
+    if in_platform:
+        return True
+    return unconditional and (_names_hip(definition.path) or bool(sites and all(p for _, p in sites)))
 
 
 def _known_value(name: str, live: list, walk: _Walk) -> int | None:

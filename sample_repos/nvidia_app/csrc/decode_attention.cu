@@ -50,7 +50,8 @@ __global__ void __launch_bounds__(256, 2) decode_attention(const float* q, const
   __shared__ float lane_scores[32];
   __shared__ float head_max[1];
   // ruleid: ROCM202
-  const int lane = threadIdx.x & 31;
+  const int group = threadIdx.x >> 5;
+  const int lane = threadIdx.x % warpSize;
   float score = load_query(q, threadIdx.x) * k[threadIdx.x];
   lane_scores[lane] = max_across_warp(score);
   k_tile[0][lane][0] = score;
@@ -58,5 +59,5 @@ __global__ void __launch_bounds__(256, 2) decode_attention(const float* q, const
   // ruleid: ROCM216
   unsigned above = __ballot_sync(__activemask(), score > head_max[0]);
   __syncthreads();
-  out[blockIdx.x * n + threadIdx.x] = lane_scores[lane] + k_tile[0][lane][0] + above;
+  out[blockIdx.x * n + group] = lane_scores[lane] + k_tile[0][lane][0] + above;
 }

@@ -25,5 +25,5 @@ __device__ __forceinline__ unsigned lane_id() {
 __device__ __forceinline__ int count_positive(float x) {
   // ruleid: ROCM003, ROCM216
   unsigned mask = __ballot_sync(0xffffffff, x > 0.0f);
-  return __popc(mask);
+  return __popc(mask) * 100 / WARP_SIZE;  // percent of the warp
 }

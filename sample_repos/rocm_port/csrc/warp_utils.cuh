@@ -37,10 +37,10 @@ __device__ __forceinline__ unsigned lane_id() {
 __device__ __forceinline__ int count_positive(float x) {
 #if defined(__HIP_PLATFORM_AMD__)
   uint64_t mask = __ballot(x > 0.0f);
-  return __popcll(mask);
+  return __popcll(mask) * 100 / WARP_SIZE;  // percent of the wavefront
 #else
   // ok: ROCM003, ROCM216
   unsigned mask = __ballot_sync(0xffffffff, x > 0.0f);
-  return __popc(mask);
+  return __popc(mask) * 100 / WARP_SIZE;
 #endif
 }
