@@ -240,9 +240,12 @@ def check_source(
         extra = {"TARGETS": targets} if targets is not None else None
         for match in _matcher_for(check).find(source):
             gate = match.gate if check.gated else None
-            gate = gate or moot
-            if gate is None and check.amd_only_gated and source.language == "cpp":
-                gate = source.amd_native
+            fixed = None
+            if gate is None:
+                fixed = moot
+                if fixed is None and check.amd_only_gated and source.language == "cpp":
+                    fixed = source.amd_native
+                gate = fixed
             if gate is not None and not keep_gated:
                 continue
             line, col = source.position(match.start)
@@ -269,6 +272,7 @@ def check_source(
                     end_col=end_col,
                     fix=fix,
                     gate=gate,
+                    gate_fixed=fixed is not None,
                     context={n: source.line_text(n) for n in touched},
                 )
             )
@@ -422,6 +426,8 @@ def apply_project_model(
             gates = model.gates_for(absolute)
             if gates is not None:
                 for index in indexes:
+                    if findings[index].gate_fixed:
+                        continue
                     amd_side = by_id[findings[index].check_id].check_amd_side
                     findings[index] = replaced(findings[index], gate=gates.reason(findings[index].line, amd_side))
         for index in indexes:

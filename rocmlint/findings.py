@@ -49,6 +49,9 @@ class Finding:
     # Why this hit is not reported: the code is already gated for one GPU stack, or the ROCm
     # build never compiles it (None: a finding). Gated hits are listed on request only.
     gate: str | None = field(default=None, compare=False)
+    # The gate does not come from the file's preprocessor structure (the configured target, a
+    # file written for AMD): reading the conditions again with project macros leaves it.
+    gate_fixed: bool = field(default=False, compare=False)
     # The text of every line the finding and its fix touch, for converting columns at the edges
     # (SARIF counts UTF-16 code units, flake8 UTF-8 bytes) without reading the file again.
     context: dict = field(default_factory=dict, compare=False, hash=False, repr=False)

@@ -510,3 +510,21 @@ def test_a_sub_project_setup_py_the_build_does_not_read_still_hipifies_its_sourc
     document = _scan(root, "--select", "ROCM213")
     assert document["findings"] == []
     assert "csrc/dense/setup.py:3 names it for a torch.utils.cpp_extension build" in document["gated"][0]["gate"]
+
+
+def test_gates_that_are_not_the_files_conditions_survive_the_project_pass(cwd):
+    # The file tests a project macro, so the project pass reads its conditions again; the file
+    # being written for AMD is no condition and must still hold.
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": "if(USE_ROCM)\n  add_library(k k.hip)\nendif()\n",
+            "config.h": "#if defined(__HIP_PLATFORM_AMD__)\n#define WAVE64 1\n#endif\n",
+            "k.hip": '#include "config.h"\n#if WAVE64\nint w = 64;\n#endif\n'
+            "__device__ int half(int lane_idx) { return (lane_idx / 32) + warpSize; }\n"
+            "__device__ int r(int x) { return __builtin_amdgcn_readfirstlane(x); }\n",
+        },
+    )
+    document = _scan(root, "--select", "ROCM202")
+    assert document["findings"] == []
+    assert _gated(document, root)[("k.hip", "ROCM202")].startswith("the file is written for AMD GPUs")
