@@ -528,3 +528,29 @@ def test_gates_that_are_not_the_files_conditions_survive_the_project_pass(cwd):
     document = _scan(root, "--select", "ROCM202")
     assert document["findings"] == []
     assert _gated(document, root)[("k.hip", "ROCM202")].startswith("the file is written for AMD GPUs")
+
+
+def test_kernels_compiled_just_in_time_from_modules_imported_only_for_nvidia_are_cuda_only(cwd):
+    root = _project(
+        cwd / "proj",
+        {
+            "pyproject.toml": "[project]\nname = 'pkg'\n",
+            "pkg/__init__.py": "",
+            "pkg/jit/__init__.py": "",
+            "pkg/jit/awq.py": "def build():\n    return load_jit('awq', cuda_files=['gemm/awq.cuh'])\n",
+            "pkg/jit/cache.py": "def build():\n    return load_jit('cache', cuda_files=['cache.cuh'])\n",
+            "pkg/jit/csrc/gemm/awq.cuh": PTX,
+            "pkg/jit/csrc/cache.cuh": PTX,
+            "pkg/layers/__init__.py": "",
+            "pkg/layers/quant.py": "from pkg.utils import is_cuda\nif is_cuda():\n    from pkg.jit.awq import build\n",
+            "pkg/layers/memory.py": "from pkg.jit import cache\n",
+            "pkg/jit/tests/test_cache.py": "if is_cuda():\n    from pkg.jit.cache import build\n",
+        },
+    )
+    document = _scan(root, "--select", "ROCM004")
+    # awq.cuh: built only by a module imported under `if is_cuda():`; cache.cuh: imported on every stack.
+    assert _reported(document, root) == {("pkg/jit/csrc/cache.cuh", "ROCM004")}
+    assert _gated(document, root)[("pkg/jit/csrc/gemm/awq.cuh", "ROCM004")] == (
+        "CUDA-only: compiled just in time by pkg/jit/awq.py:2, which the project imports only on the NVIDIA side "
+        "(pkg/layers/quant.py:3)"
+    )

@@ -368,6 +368,13 @@ def build_model(root: str, overrides: Overrides | None = None, known: dict | Non
         )
     _library_directories(model, facts, sources)
     _source_verdicts(model, facts, overrides)
+    if sources and python_files:
+        from rocmlint.project.python_jit import jit_cuda_only
+
+        own_python = [p for p in python_files if vendored_directory(model, p) is None]
+        for path, why in jit_cuda_only(root, own_python, sources, _read_text).items():
+            if model.verdicts.get(path, UNKNOWN_FILE).compiled_for in ("unknown", "both") and path not in facts.compiled[ROCM]:
+                model.verdicts[path] = FileVerdict("cuda", why, "compiled just in time for NVIDIA")
     from rocmlint.project.analysis import analyse_sources
 
     analyse_sources(model, facts, sources, overrides, known)
