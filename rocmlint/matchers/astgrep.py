@@ -64,7 +64,8 @@ class AstGrepMatcher:
                 if sub is not None:
                     r = sub.range()
                     captures[name] = Capture(source.text[r.start.index : r.end.index], r.start.index, r.end.index)
-            yield Match(rng.start.index, rng.end.index, gate=gates.reason(rng.start.line + 1, self.check_amd_side), captures=captures)
+            line = source.position(rng.start.index)[0]
+            yield Match(rng.start.index, rng.end.index, gate=gates.reason(line, self.check_amd_side), captures=captures)
 
 
 def metavariables(*texts: str | None) -> tuple[str, ...]:
