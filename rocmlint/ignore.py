@@ -235,7 +235,7 @@ def parse_pattern(line: str, number: int = 0) -> Pattern | None:
         body = body[1:]
     directory_only = body.endswith("/") and not body.endswith("\\/")
     if directory_only:
-        body = body.rstrip("/")
+        body = body[:-1]  # one slash only, as git: `a//` matches nothing
     if not body:
         return None
     anchored = "/" in body

@@ -49,7 +49,7 @@ def repo(tmp_path_factory):
 FIXED = [
     "*.py", "a*", "/a.py", "x/", "x/*", "x/**", "**/a.py", "a/**/b.py", "**", "***", "*a*a*a*b", "[ab].py", "[!a]*.py",
     "[a-b]b.py", "[z-a].py", "[[:alpha:]].py", "\\[a\\].py", "a\\ b.py", "\\!a.py", "\\#a.py", "!", "\\", "?.py",
-    "x/y", "/x/", "a/", "**/x/**", "aa/**/ab.py", "*/a.py", "x/**/a.py", "a/*", "[", "a[b", ".py", "*.p[xy]",
+    "x/y", "/x/", "a/", "a//", "x//", "**/x/**", "aa/**/ab.py", "*/a.py", "x/**/a.py", "a/*", "[", "a[b", ".py", "*.p[xy]",
 ]
 
 
