@@ -82,6 +82,20 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not read the projects' build files: judge each file on its own",
     )
+    # What could not be analysed, and what was left out on purpose.
+    scan.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when any file could not be analysed (unreadable, binary, not UTF-8, too large, a syntax "
+        "error, not a regular file), even with --exit-zero",
+    )
+    scan.add_argument(
+        "--show-skipped",
+        action="store_true",
+        help="also list what was left out on purpose, each with its reason: files ignored by git or .gitignore, "
+        "excluded by a pattern, in environment or build folders, symbolic links not followed (text, json; SARIF "
+        "as notifications)",
+    )
 
     rules = commands.add_parser("rules", help="list every check", description="List every check rocmlint has.")
     rules.add_argument("--format", choices=("text", "markdown", "json"), default="text")
@@ -136,30 +150,6 @@ def _load_config(args):
     return config
 
 
-def _apply_fixes(result, unsafe: bool) -> int:
-    """Rewrite files in place; returns the number of edits applied."""
-    from rocmlint.engine import apply_fixes
-
-    by_path: dict[str, list] = {}
-    for finding in result.findings:
-        if finding.fix is not None:
-            by_path.setdefault(finding.path, []).append(finding)
-    applied_total = 0
-    for path, findings in by_path.items():
-        raw = Path(path).read_bytes()
-        bom = raw.startswith(b"\xef\xbb\xbf")
-        text = raw.decode("utf-8-sig")
-        crlf = "\r\n" in text
-        text = text.replace("\r\n", "\n")
-        fixed, applied = apply_fixes(text, findings, unsafe)
-        if applied:
-            if crlf:
-                fixed = fixed.replace("\n", "\r\n")
-            Path(path).write_bytes((b"\xef\xbb\xbf" if bom else b"") + fixed.encode("utf-8"))
-            applied_total += applied
-    return applied_total
-
-
 def _scan(args) -> int:
     from rocmlint.engine import ScanRequest, scan, select_checks
     from rocmlint.report import render
@@ -170,32 +160,104 @@ def _scan(args) -> int:
         raise UsageError("--jobs must be 1 or more")
     paths = [Path(p) for p in (args.paths or ["."])]
     for path in paths:
-        if not path.exists() and not path.is_symlink():
-            raise UsageError(f"{path}: no such file or directory")
+        _check_path(path)
+    if args.output:
+        _check_output(args.output)
     config = _load_config(args)
     select = _ids(args.select) if args.select is not None else (list(config.select) if config.select is not None else None)
+    if select is not None and not select:
+        where = "--select" if args.select is not None else f"{config.path} [tool.rocmlint] select"
+        raise UsageError(f"{where} names no check: give check ids or prefixes (ALL for every check)")
     ignore = _ids(args.ignore) if args.ignore is not None else list(config.ignore)
     checks = select_checks(select, ignore)
     request = ScanRequest(paths, checks, config, tuple(args.exclude), args.jobs, use_project=not args.no_project)
     result = scan(request)
     if args.fix:
-        applied = _apply_fixes(result, args.unsafe_fixes)
+        from rocmlint.fixes import fix_files
+
+        applied, fix_problems = fix_files(result.findings, args.unsafe_fixes)
         if applied:
             result = scan(request)
+        result.problems.extend(fix_problems)
         print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
     rocm_version = config.target.rocm_version if config.target is not None else None
-    report = render(args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated, rocm_version=rocm_version)
+    report = render(
+        args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated, rocm_version=rocm_version,
+        show_skipped=args.show_skipped,
+    )
     if args.output:
-        Path(args.output).write_text(report, encoding="utf-8")
+        _write_report(args.output, report)
     else:
-        sys.stdout.write(report)
+        _write_stdout(report)
     if result.problems and not args.quiet and args.format != "github":
+        from rocmlint.report.text import shown
+
         for problem in result.problems:
-            where = f"{problem.path}:{problem.line}" if problem.line else problem.path
-            print(f"{where}: skipped: {problem.reason}", file=sys.stderr)
+            where = f"{shown(problem.path)}:{problem.line}" if problem.line else shown(problem.path)
+            print(f"{where}: skipped: {shown(problem.reason)}", file=sys.stderr)
+    if any(problem.internal for problem in result.problems):
+        print("rocmlint: internal error: some files were not fully checked (see above); please report it", file=sys.stderr)
+        return EXIT_ERROR
+    if args.strict and result.problems:
+        return EXIT_FINDINGS
     if result.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _check_path(path: Path) -> None:
+    """A path named on the command line must lead somewhere."""
+    import errno
+    import os
+
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path}: symbolic link loop") from None
+        if exc.errno == errno.ENAMETOOLONG:
+            raise UsageError(f"{path}: path too long for the file system") from None
+        if os.path.islink(path):
+            raise UsageError(f"{path}: broken symbolic link (its target does not exist)") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise UsageError(f"{path}: no such file or directory") from None
+        raise UsageError(f"{path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"{path!r}: {exc}") from None
+
+
+def _check_output(output: str) -> None:
+    """Refuse an -o that cannot be written before the scan, not after it."""
+    import os
+
+    target = Path(output)
+    if target.is_dir():
+        raise UsageError(f"-o {output}: is a directory")
+    parent = target.parent
+    if not parent.is_dir():
+        raise UsageError(f"-o {output}: no such directory: {parent}")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"-o {output}: cannot write in {parent}")
+
+
+def _write_report(output: str, report: str) -> None:
+    try:
+        Path(output).write_bytes(report.encode("utf-8", errors="backslashreplace"))
+    except OSError as exc:
+        raise UsageError(f"-o {output}: cannot write: {exc.strerror or exc}") from None
+
+
+def _write_stdout(report: str) -> None:
+    # Reports are UTF-8 whatever the locale; a character the reporters did not escape
+    # (a file name that is not UTF-8) is written escaped, never as an invalid byte.
+    data = report.encode("utf-8", errors="backslashreplace")
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(data.decode("utf-8"))
+        return
+    sys.stdout.flush()
+    buffer.write(data)
+    buffer.flush()
 
 
 def _rules(args) -> int:

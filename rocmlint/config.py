@@ -139,7 +139,8 @@ def _config_from_bytes(raw: bytes, path: Path) -> Config:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
-    table = data.get("tool", {}).get("rocmlint")
+    tool = data.get("tool", {})
+    table = tool.get("rocmlint") if isinstance(tool, dict) else None  # `tool = 5` holds no [tool.rocmlint]
     if table is None:
         return Config(path=None, root=path.parent)
     if not isinstance(table, dict):

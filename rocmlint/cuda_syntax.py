@@ -248,37 +248,79 @@ def _operator_template_args_end(text: str, start: int) -> int | None:
     return None
 
 
-def _launch_end(text: str, start: int, literals: _Literals) -> int | None:
-    """End of the launch configuration `<<<...>>>` opened at `start`, or None if this is not one.
+class _Launches:
+    """Where the launch configuration opened by each `<<<` ends, each answer in O(log n)
+    after one pass over the file (see `end`).
 
-    The closing `>>>` must be outside parentheses and brackets (`sizeof(pair<a, b<c>>)` may
-    sit inside), no `;`, `{` or `}` may come first, and a `(` must follow: anything else
-    (`operator<<<>`, a stray `<<<` in broken code) is not a launch.
+    A scan from each `<<<` to its `>>>` would cost the length of the rest of the file for
+    every `<<<` that is not a launch (`a <<< b` repeated, an unclosed `k<<<a, b`): quadratic.
+    Instead the brackets, `;`, `{`, `}` and `>>>` of the code (comments and literals
+    blanked) are read once as events with the bracket depth before each, and a query looks
+    up which of the three possible endings comes first.
     """
-    if _OPERATOR_BEFORE.search(text, max(0, start - 64), start):
-        return None
-    depth = 0
-    i = start + 3
-    n = len(text)
-    while i < n:
-        if i in literals.end_of:
-            i = literals.end_of[i]
-            continue
-        ch = text[i]
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-            if depth < 0:
-                return None
-        elif ch in ";{}":
+
+    _EVENT = re.compile(r">>>|[\[\](){};]")
+
+    def __init__(self, text: str, literals: _Literals):
+        self.text = text
+        self.literals = literals
+        code = _blanked(text, literals.spans)
+        self.positions: list[int] = []
+        self.depths: list[int] = []  # bracket depth before each event
+        stop_kind: list[bool] = []
+        closers: dict[int, list[int]] = {}  # depth -> indexes of `>>>` events at that depth
+        depth = 0
+        for hit in self._EVENT.finditer(code):
+            token = hit.group(0)
+            index = len(self.positions)
+            self.positions.append(hit.start())
+            self.depths.append(depth)
+            stop_kind.append(token in ";{}")
+            if token in "([":
+                depth += 1
+            elif token in ")]":
+                depth -= 1
+            elif token == ">>>":
+                closers.setdefault(depth, []).append(index)
+        count = len(self.positions)
+        self.depths.append(depth)
+        # The first stop (`;`, `{`, `}`) at or after each event.
+        self.next_stop = [count] * (count + 1)
+        for index in range(count - 1, -1, -1):
+            self.next_stop[index] = index if stop_kind[index] else self.next_stop[index + 1]
+        # The first event after which the depth is below the depth before event i: the
+        # closing bracket that would take a scan from i below zero (next smaller element).
+        self.next_drop = [count] * (count + 1)
+        stack: list[int] = []
+        for index in range(count, -1, -1):
+            while stack and self.depths[stack[-1]] >= self.depths[index]:
+                stack.pop()
+            self.next_drop[index] = stack[-1] - 1 if stack else count
+            stack.append(index)
+        self.closers = closers
+        self._followed_by_call: dict[int, bool] = {}
+
+    def end(self, start: int) -> int | None:
+        """As a scan from `start + 3` would find: the end of the first `>>>` outside
+        brackets opened after `start`, unless a `;`, `{`, `}` or a bracket closing one opened
+        before `start` comes first; and only when a `(` follows that `>>>`."""
+        if _OPERATOR_BEFORE.search(self.text, max(0, start - 64), start):
             return None
-        elif ch == ">" and depth == 0 and text.startswith(">>>", i):
-            end = i + 3
-            after = _skip_space(text, end, literals)
-            return end if after < n and text[after] == "(" else None
-        i += 1
-    return None
+        first = bisect.bisect_left(self.positions, start + 3)
+        count = len(self.positions)
+        if first >= count:
+            return None
+        base = self.depths[first]
+        closers = self.closers.get(base, [])
+        found = bisect.bisect_left(closers, first)
+        closer = closers[found] if found < len(closers) else count
+        if closer >= min(self.next_stop[first], self.next_drop[first], count):
+            return None
+        end = self.positions[closer] + 3
+        if end not in self._followed_by_call:
+            after = _skip_space(self.text, end, self.literals)
+            self._followed_by_call[end] = after < len(self.text) and self.text[after] == "("
+        return end if self._followed_by_call[end] else None
 
 
 # Project macros that stand for declaration attributes (`CUTLASS_DEVICE`, `TORCH_API`,
@@ -291,9 +333,12 @@ _ATTRIBUTE_MACRO = re.compile(
 # `#define NAME` whose body is nothing but attribute keywords (`#define CK_TILE_DEVICE inline __device__`).
 _ATTRIBUTE_DEFINE = re.compile(
     r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]*((?:(?:__host__|__device__|__global__|__forceinline__|inline|"
-    r"static|constexpr|__inline__|__attribute__\s*\(\([^()]*(?:\([^()]*\))?[^()]*\)\))[ \t]*)*)$",
+    r"static|constexpr|__inline__|__attribute__\s*\(\([^()]*(?:\([^()]*\)[^()]*)?\)\))[ \t]*)*)$",
     re.M,
 )
+
+
+_DIRECTIVE_LINE = re.compile(r"^(?=[^\S\n]*#)", re.M)
 
 
 def _attribute_macro_ranges(text: str, literals: _Literals) -> list[tuple[int, int]]:
@@ -302,13 +347,20 @@ def _attribute_macro_ranges(text: str, literals: _Literals) -> list[tuple[int, i
     if names:
         pattern = re.compile(_ATTRIBUTE_MACRO.pattern + r"|\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b(?!\s*\()")
     ranges = []
+    # Lines that are directives (their first character that is not a blank is `#`).
+    directive_lines = [m.start() for m in _DIRECTIVE_LINE.finditer(text)]
+    line_starts: list[int] | None = None
     for hit in pattern.finditer(text):
         start = hit.start()
         if literals.containing(start):
             continue
-        line_start = text.rfind("\n", 0, start) + 1
-        if text[line_start:start].lstrip().startswith("#"):
-            continue  # the macro's own #define, or a condition that tests it
+        if directive_lines:
+            if line_starts is None:
+                line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+            line_start = line_starts[bisect.bisect_right(line_starts, start) - 1]
+            index = bisect.bisect_left(directive_lines, line_start)
+            if index < len(directive_lines) and directive_lines[index] == line_start:
+                continue  # the macro's own #define, or a condition that tests it
         ranges.append((start, hit.end()))
     return ranges
 
@@ -325,13 +377,14 @@ def blank_cuda_syntax(text: str) -> str:
     if not has_cuda:
         return _blanked(text, _disjoint(ranges))
     resume = 0
+    launches = _Launches(text, literals) if "<<<" in text else None
     for candidate in _CANDIDATE.finditer(text):
         start = candidate.start()
         if start < resume or literals.containing(start):
             continue
         token = candidate.group(0)
         if token == "<<<":
-            end = _launch_end(text, start, literals)
+            end = launches.end(start)
             if end is not None:
                 ranges.extend(_code_ranges(start, end, literals))
                 resume = end
@@ -358,3 +411,39 @@ def _disjoint(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+# --- long lines ---------------------------------------------------------------------------
+
+# ast-grep computes a node's column by counting the characters of its line before it, so
+# every position on a line of n characters costs O(n): a one-line file with a finding every
+# few characters is quadratic. The parser does not need the file's lines, only its offsets:
+# in lines longer than this, a space that follows a `;`, `{` or `}` (in code, not in a
+# comment, literal or directive) becomes a newline every so often: same length, same
+# offsets, the same tree, short lines. Lines are then taken from offsets, never from the
+# parser.
+_LONG_LINE = 2048
+_BREAK_EVERY = 256
+_BREAK_AFTER = re.compile(r"[;{}] ")
+
+
+def short_lines_for_parser(text: str) -> str:
+    """`text` with long lines broken at statement boundaries for the C++ parser (see above)."""
+    if len(text) <= _LONG_LINE or not any(len(line) > _LONG_LINE for line in text.split("\n")):
+        return text
+    literals = _Literals(text)
+    characters = list(text)
+    offset = 0
+    previous = ""
+    for line in text.split("\n"):
+        directive = line.lstrip().startswith("#") or previous.rstrip().endswith("\\")
+        if len(line) > _LONG_LINE and not directive:
+            last_break = offset
+            for hit in _BREAK_AFTER.finditer(line):
+                space = offset + hit.start() + 1
+                if space - last_break >= _BREAK_EVERY and not literals.containing(space):
+                    characters[space] = "\n"
+                    last_break = space
+        offset += len(line) + 1
+        previous = line
+    return "".join(characters)

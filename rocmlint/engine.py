@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,7 +20,7 @@ from typing import Iterable, Sequence
 
 from rocmlint.checks_loader import Check, load_catalog
 from rocmlint.config import Config
-from rocmlint.discovery import Excludes, Target, discover
+from rocmlint.discovery import Excludes, ReadError, Target, find_files, read_regular_file
 from rocmlint.findings import Edit, Finding, Fix, Problem, ScanResult
 from rocmlint.languages import language_of
 from rocmlint.matchers import Match, compile_matcher
@@ -74,13 +75,9 @@ def _matcher_for(check: Check):
 def read_source(path: str, language: str, max_file_size: int, target=None) -> tuple[SourceFile | None, Problem | None]:
     """Read a file for scanning, or say why it cannot be scanned."""
     try:
-        size = os.stat(path).st_size
-        if max_file_size and size > max_file_size:
-            return None, Problem(path, f"{size} bytes is over the size limit of {max_file_size} bytes (max-file-size)")
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        return None, Problem(path, f"cannot read: {exc.strerror or exc}")
+        data = read_regular_file(path, max_file_size)
+    except ReadError as exc:
+        return None, Problem(path, str(exc))
     if b"\0" in data[:_BINARY_PROBE]:
         return None, Problem(path, "binary file (NUL byte)")
     try:
@@ -172,9 +169,18 @@ def _fix(check: Check, match: Match, source: SourceFile) -> Fix | None:
         offset = line_start + len(source.lines[insertion.line - 1]) if insertion.at_line_end else line_start
         edits.append(_edit(source, offset, offset, insertion.text))
     fix = Fix(check.fix.title, rewrite.safety if insertions_safe else "unsafe", tuple(sorted(edits, key=lambda e: e.start)))
-    if source.language == "python" and not _still_parses(source.text, fix):
+    if source.language == "python" and (_inside_f_string(source, start, end) or not _still_parses(source.text, fix)):
         return None
     return fix
+
+
+def _inside_f_string(source: SourceFile, start: int, end: int) -> bool:
+    """Before Python 3.12, the positions `ast` gives inside an f-string are not always those
+    of the text, and the quotes a rewrite may use there are limited: no rewrite is offered
+    inside one (a finding there keeps its snippet)."""
+    if sys.version_info >= (3, 12) or "f" not in source.text.lower():
+        return False
+    return any(s <= start and end <= e for s, e in source.python_index.f_string_spans)
 
 
 def _still_parses(text: str, fix: Fix) -> bool:
@@ -183,7 +189,7 @@ def _still_parses(text: str, fix: Fix) -> bool:
         text = text[: edit.start] + edit.replacement + text[edit.end :]
     try:
         ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
 
@@ -230,54 +236,68 @@ def check_source(
     if source.language == "python":
         try:
             source.python_index
-        except (SyntaxError, ValueError, RecursionError) as exc:
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            # CPython's parser raises MemoryError for code nested too deeply.
             line = getattr(exc, "lineno", None)
-            detail = getattr(exc, "msg", None) or str(exc)
+            detail = getattr(exc, "msg", None) or str(exc) or "nested too deeply to parse"
             return [], [Problem(source.path, f"Python syntax error: {detail}", line)]
     seen: set[tuple] = set()
+    problems: list[Problem] = []
     for check in relevant:
-        moot, targets = target_gate(check, source.target)
-        extra = {"TARGETS": targets} if targets is not None else None
-        for match in _matcher_for(check).find(source):
-            gate = match.gate if check.gated else None
-            fixed = None
-            if gate is None:
-                fixed = moot
-                if fixed is None and check.amd_only_gated and source.language == "cpp":
-                    fixed = source.amd_native
-                gate = fixed
-            if gate is not None and not keep_gated:
-                continue
-            line, col = source.position(match.start)
-            if source.suppressions.suppressed(line, check.id):
-                continue
-            key = (check.id, match.start, match.end)
-            if key in seen:
-                continue
-            seen.add(key)
-            end_line, end_col = source.position(match.end)
-            fix = _fix(check, match, source)
-            touched = {line, end_line}
-            if fix is not None:
-                touched.update(n for e in fix.edits for n in (e.start_line, e.end_line))
-            findings.append(
-                Finding(
-                    path=source.path,
-                    check_id=check.id,
-                    message=_message(check, match, source, extra),
-                    severity=check.severity,
-                    line=line,
-                    col=col,
-                    end_line=end_line,
-                    end_col=end_col,
-                    fix=fix,
-                    gate=gate,
-                    gate_fixed=fixed is not None,
-                    context={n: source.line_text(n) for n in touched},
-                )
-            )
+        try:
+            findings.extend(_check_one(source, check, keep_gated, seen))
+        except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            # One check's bug must not cost the other checks' findings in this file.
+            problems.append(Problem(source.path, f"internal error in {check.id}: {type(exc).__name__}: {exc}", internal=True))
     findings.sort(key=Finding.sort_key)
-    return findings, []
+    return findings, problems
+
+
+def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tuple]) -> list[Finding]:
+    findings: list[Finding] = []
+    moot, targets = target_gate(check, source.target)
+    extra = {"TARGETS": targets} if targets is not None else None
+    for match in _matcher_for(check).find(source):
+        gate = match.gate if check.gated else None
+        fixed = None
+        if gate is None:
+            fixed = moot
+            if fixed is None and check.amd_only_gated and source.language == "cpp":
+                fixed = source.amd_native
+            gate = fixed
+        if gate is not None and not keep_gated:
+            continue
+        line, col = source.position(match.start)
+        if source.suppressions.suppressed(line, check.id):
+            continue
+        key = (check.id, match.start, match.end)
+        if key in seen:
+            continue
+        seen.add(key)
+        end_line, end_col = source.position(match.end)
+        fix = _fix(check, match, source)
+        touched = {line, end_line}
+        if fix is not None:
+            touched.update(n for e in fix.edits for n in (e.start_line, e.end_line))
+        findings.append(
+            Finding(
+                path=source.path,
+                check_id=check.id,
+                message=_message(check, match, source, extra),
+                severity=check.severity,
+                line=line,
+                col=col,
+                end_line=end_line,
+                end_col=end_col,
+                fix=fix,
+                gate=gate,
+                gate_fixed=fixed is not None,
+                context={n: source.line_text(n) for n in touched},
+            )
+        )
+    return findings
 
 
 def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Check], target=None) -> list[Finding]:
@@ -308,7 +328,7 @@ def check_file(
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
-        return [], [Problem(target.path, f"internal error while checking: {type(exc).__name__}: {exc}")]
+        return [], [Problem(target.path, f"internal error while checking: {type(exc).__name__}: {exc}", internal=True)]
 
 
 # --- many files ------------------------------------------------------------------------------
@@ -348,8 +368,9 @@ class ScanRequest:
 def scan(request: ScanRequest) -> ScanResult:
     excludes = Excludes(request.config.exclude + request.extra_excludes, request.config.root)
     languages = {lang for c in request.checks for lang in c.languages}
-    targets = [t for t in discover(request.paths, excludes) if t.language in languages]
-    result = ScanResult(files_scanned=len(targets))
+    files = find_files(request.paths, excludes, languages)
+    targets = files.targets
+    result = ScanResult(files_scanned=len(targets) + len(files.problems), problems=list(files.problems), left_out=list(files.left_out))
     for path in request.paths:
         # A file named on the command line that rocmlint cannot read as any language is said
         # so, rather than silently counted as clean.
@@ -361,6 +382,7 @@ def scan(request: ScanRequest) -> ScanResult:
     directives: dict | None = {} if request.use_project else None
     if jobs > 1 and len(targets) >= _PARALLEL_THRESHOLD:
         batches = [targets[i : i + 64] for i in range(0, len(targets), 64)]
+        jobs = min(jobs, len(batches))  # a process per batch at most: more would only wait
         ids = [c.id for c in request.checks]
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target)) as pool:
             count = len(batches)
@@ -379,7 +401,8 @@ def scan(request: ScanRequest) -> ScanResult:
     hits = result.findings
     result.findings = sorted((f for f in hits if f.gate is None), key=Finding.sort_key)
     result.gated = sorted((f for f in hits if f.gate is not None), key=Finding.sort_key)
-    result.problems.sort(key=lambda p: p.path)
+    result.problems.sort(key=lambda p: (p.path, p.line or 0, p.reason))
+    result.left_out.sort(key=lambda p: (p.path, p.reason))
     return result
 
 
@@ -507,6 +530,14 @@ def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool) -> tuple[s
     """Apply the fixes of `findings` to `text`. A fix is applied whole or not at all: one
     whose edits overlap an edit already taken is skipped (an identical edit, such as the same
     `import torch` added by two fixes, is shared). Returns the text and the fixes applied."""
+    taken, applied = choose_edits(findings, unsafe)
+    for edit in sorted(taken, key=lambda e: (e.start, e.end), reverse=True):
+        text = text[: edit.start] + edit.replacement + text[edit.end :]
+    return text, applied
+
+
+def choose_edits(findings: Iterable[Finding], unsafe: bool) -> tuple[list[Edit], int]:
+    """The edits of the fixes apply_fixes applies (see there), and how many fixes."""
     taken: list[Edit] = []
     applied = 0
     for finding in findings:
@@ -517,9 +548,7 @@ def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool) -> tuple[s
             continue
         taken.extend(new)
         applied += 1
-    for edit in sorted(taken, key=lambda e: (e.start, e.end), reverse=True):
-        text = text[: edit.start] + edit.replacement + text[edit.end :]
-    return text, applied
+    return taken, applied
 
 
 def _overlap(a: Edit, b: Edit) -> bool:

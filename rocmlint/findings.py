@@ -7,6 +7,9 @@ UTF-16 code units; text, json and github: 1-based code points).
 
 from __future__ import annotations
 
+import bisect
+import functools
+import re
 from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "note")
@@ -62,13 +65,59 @@ class Finding:
 
 def utf16_column(line_text: str, col: int) -> int:
     """Code-point column -> UTF-16 code-unit column (characters outside the BMP count twice)."""
-    prefix = line_text[:col]
-    return col + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
+    if line_text.isascii():  # O(1) in CPython
+        return col
+    return col + bisect.bisect_left(line_columns(line_text).astral, col)
 
 
 def utf8_column(line_text: str, col: int) -> int:
     """Code-point column -> UTF-8 byte column, the unit of `ast` and so of flake8."""
-    return len(line_text[:col].encode("utf-8"))
+    if line_text.isascii():
+        return col
+    return line_columns(line_text).to_bytes(col)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+class LineColumns:
+    """Column conversions on one line: one pass over the line, then each conversion in
+    O(log n), so that converting many positions of a long line stays linear."""
+
+    def __init__(self, text: str):
+        self.chars: list[int] = []  # code-point column of each non-ASCII character
+        self.starts: list[int] = []  # its UTF-8 byte column
+        self.ends: list[int] = []  # the byte column after it
+        self.astral: list[int] = []  # code-point columns of characters outside the BMP
+        extra = 0
+        for hit in _NON_ASCII.finditer(text):
+            column, ch = hit.start(), hit.group(0)
+            width = len(ch.encode("utf-8", "surrogatepass"))
+            self.chars.append(column)
+            self.starts.append(column + extra)
+            extra += width - 1
+            self.ends.append(column + extra + 1)
+            if ord(ch) > 0xFFFF:
+                self.astral.append(column)
+
+    def to_bytes(self, col: int) -> int:
+        before = bisect.bisect_left(self.chars, col)
+        return col if not before else self.ends[before - 1] + (col - self.chars[before - 1] - 1)
+
+    def to_chars(self, byte_col: int) -> int:
+        """The number of whole characters in the first `byte_col` bytes."""
+        before = bisect.bisect_left(self.starts, byte_col)
+        if not before:
+            return byte_col
+        last = before - 1
+        if self.ends[last] > byte_col:  # byte_col falls inside a character: it does not count
+            return self.chars[last]
+        return self.chars[last] + 1 + (byte_col - self.ends[last])
+
+
+@functools.lru_cache(maxsize=32)
+def line_columns(line_text: str) -> LineColumns:
+    return LineColumns(line_text)
 
 
 @dataclass(frozen=True)
@@ -78,6 +127,8 @@ class Problem:
     path: str
     reason: str
     line: int | None = None
+    # A bug in rocmlint, not a property of the file: the scan exits 2 (see README, exit codes).
+    internal: bool = False
 
 
 @dataclass
@@ -86,3 +137,6 @@ class ScanResult:
     problems: list[Problem] = field(default_factory=list)
     files_scanned: int = 0
     gated: list[Finding] = field(default_factory=list)  # hits not reported, each with its reason
+    # Files and folders left out on purpose (ignore rules, exclude patterns, links not
+    # followed), each with its reason; listed on request (--show-skipped).
+    left_out: list[Problem] = field(default_factory=list)

@@ -21,6 +21,7 @@ NVIDIA's compilers define (``#if __CUDA_ARCH__ >= 800``, the ``#else`` of
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 
@@ -150,13 +151,55 @@ def _module_mark(module: ast.Module, predicates) -> ast.stmt | None:
     return None
 
 
-def python_gate(node: ast.AST, parents: dict[int, ast.AST], *, import_guard: bool = False, predicates=None) -> str | None:
+class BlockFacts:
+    """What python_gate asks of a module's statement lists, computed once per list, so that
+    gating every statement of a module of n statements costs O(n), not O(n^2)."""
+
+    def __init__(self):
+        self._positions: dict[tuple[int, str], dict[int, int]] = {}
+        self._first_exit: dict[tuple[int, str], int | None] = {}
+        self._module_marks: dict[int, ast.stmt | None] = {}
+
+    def position(self, parent: ast.AST, block: str, child: ast.AST) -> int | None:
+        """The index of `child` in `parent.<block>`, or None when it is not a statement there."""
+        key = (id(parent), block)
+        positions = self._positions.get(key)
+        if positions is None:
+            statements = getattr(parent, block, None)
+            positions = {id(s): i for i, s in enumerate(statements)} if isinstance(statements, list) else {}
+            self._positions[key] = positions
+        return positions.get(id(child))
+
+    def first_exit(self, parent: ast.AST, block: str, predicates) -> int | None:
+        """The index of the first `if <platform test>: ... exit` in `parent.<block>`."""
+        key = (id(parent), block)
+        if key not in self._first_exit:
+            found = None
+            for index, statement in enumerate(getattr(parent, block)):
+                if isinstance(statement, ast.If) and (_exits(statement.body) or _exits(statement.orelse)):
+                    if is_platform_test(statement.test, predicates):
+                        found = index
+                        break
+            self._first_exit[key] = found
+        return self._first_exit[key]
+
+    def module_mark(self, module: ast.Module, predicates) -> ast.stmt | None:
+        if id(module) not in self._module_marks:
+            self._module_marks[id(module)] = _module_mark(module, predicates)
+        return self._module_marks[id(module)]
+
+
+def python_gate(
+    node: ast.AST, parents: dict[int, ast.AST], *, import_guard: bool = False, predicates=None, facts: BlockFacts | None = None
+) -> str | None:
     """Why `node` is under a platform gate, or None. With import_guard, try/except and
     suppress() count too.
 
     `parents` maps id(child) -> parent for the whole module (see PythonIndex); `predicates`
-    knows the project's helper predicates (see PlatformPredicates).
+    knows the project's helper predicates (see PlatformPredicates); `facts` keeps what is
+    learnt of the module's statement lists between calls (pass the same one for one module).
     """
+    facts = facts if facts is not None else BlockFacts()
     child = node
     parent = parents.get(id(child))
     while parent is not None:
@@ -171,7 +214,7 @@ def python_gate(node: ast.AST, parents: dict[int, ast.AST], *, import_guard: boo
                 if is_platform_test(value, predicates):
                     return f"after `{_short(value)}` in `{_short(parent)}` (line {parent.lineno})"
         elif import_guard and isinstance(parent, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            if parent.handlers and any(child is s for s in parent.body):
+            if parent.handlers and facts.position(parent, "body", child) is not None:
                 return f"inside `try:` with an `except` clause (line {parent.lineno})"
         elif import_guard and isinstance(parent, ast.With) and _is_suppress_with(parent):
             return f"inside `with {_short(parent.items[0].context_expr)}` (line {parent.lineno})"
@@ -179,25 +222,25 @@ def python_gate(node: ast.AST, parents: dict[int, ast.AST], *, import_guard: boo
             # Code in a class or function named for AMD's stack (`ROCmConfigHeuristic`,
             # `_rocm_attention`) is written for ROCm. NVIDIA names do not count: helpers such as
             # `nvidia_gpu_count()` are often called on every platform.
-            if _names_amd(parent.name) and any(child is s for s in parent.body):
+            if _names_amd(parent.name) and facts.position(parent, "body", child) is not None:
                 kind = "class" if isinstance(parent, ast.ClassDef) else "function"
                 return f"in {kind} `{parent.name}`, named for ROCm (line {parent.lineno})"
             for decorator in parent.decorator_list:
                 if _platform_decorator(decorator, predicates):
                     return f"in `{parent.name}`, skipped on one GPU stack by `@{_short(decorator)}` (line {decorator.lineno})"
         elif isinstance(parent, ast.Module):
-            mark = _module_mark(parent, predicates)
+            mark = facts.module_mark(parent, predicates)
             if mark is not None and mark is not child:
                 return f"in a test module skipped on one GPU stack by `{_short(mark)}` (line {mark.lineno})"
         # An early exit on a platform test earlier in the same block gates what follows:
         #   if torch.version.hip: return fallback()
         for block in ("body", "orelse", "finalbody"):
-            statements = getattr(parent, block, None)
-            if isinstance(statements, list) and any(child is s for s in statements):
-                for earlier in statements[: next(i for i, s in enumerate(statements) if s is child)]:
-                    if isinstance(earlier, ast.If) and (_exits(earlier.body) or _exits(earlier.orelse)):
-                        if is_platform_test(earlier.test, predicates):
-                            return f"after `if {_short(earlier.test)}:` exits early (line {earlier.lineno})"
+            index = facts.position(parent, block, child)
+            if index is not None:
+                first = facts.first_exit(parent, block, predicates)
+                if first is not None and first < index:
+                    earlier = getattr(parent, block)[first]
+                    return f"after `if {_short(earlier.test)}:` exits early (line {earlier.lineno})"
         child, parent = parent, parents.get(id(parent))
     return None
 
@@ -406,7 +449,7 @@ def _load_module(path: str) -> "PlatformPredicates | None":
             from rocmlint.matchers.python_index import module_aliases
 
             context = PlatformPredicates.of_module(tree, path, module_aliases(tree))
-        except (OSError, SyntaxError, ValueError, RecursionError):
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             context = None
     if len(_MODULE_CACHE) > 512:
         _MODULE_CACHE.clear()
@@ -454,7 +497,11 @@ def own_module(importer: str | None, module: str) -> bool:
     dependency's."""
     if not importer:
         return False
-    directory = os.path.dirname(os.path.abspath(importer))
+    return _own_module_in(os.path.dirname(os.path.abspath(importer)), module)
+
+
+@functools.lru_cache(maxsize=4096)
+def _own_module_in(directory: str, module: str) -> bool:
     packaged = os.path.isfile(os.path.join(directory, "__init__.py"))
     while os.path.isfile(os.path.join(directory, "__init__.py")):
         directory = os.path.dirname(directory)
@@ -508,6 +555,10 @@ class PreprocessorGates:
         # ... here ... `#else`): code HIP compiles, which a check may still want to read.
         self._amd_side: list[bool] = [False] * (count + 2)
         stack: list[Chain] = []
+        # For each depth of `stack`: (the index of the outermost chain that gates, up to this
+        # depth; whether every gating chain up to it is the AMD side), so that a directive
+        # costs the same at any depth (10,000 nested #if are read in linear time).
+        levels: list[tuple[int | None, bool]] = []
         current: tuple[str | None, bool] = (None, False)
         line = 1
         for index, directive in enumerate(directives):
@@ -528,7 +579,14 @@ class PreprocessorGates:
                 stack[-1].side(condition_value(keyword, directive.text, side_table)[0], keyword == "else")
             elif keyword == "endif" and stack:
                 stack.pop()
-            current = self._state_of(stack)
+                levels.pop()
+            if keyword in _OPENERS or (keyword in _BRANCHES and stack):
+                # Only the innermost chain changed: summarise it on top of the one below.
+                if keyword in _OPENERS:
+                    levels.append((None, True))
+                below = levels[-2] if len(levels) > 1 else (None, True)
+                levels[-1] = self._level(below, stack[-1], len(stack) - 1)
+            current = self._state_of(stack, levels)
             # `#elif`/`#else`/`#endif` belong to their chain; the line that opens a chain
             # belongs to the code around it, so a check about the condition itself
             # (`#if __CUDA_ARCH__ >= 800`) still sees it.
@@ -539,16 +597,25 @@ class PreprocessorGates:
         for number in range(line, count + 1):
             self._reasons[number], self._amd_side[number] = current
 
-    def _state_of(self, stack: list[Chain]) -> tuple[str | None, bool]:
+    @staticmethod
+    def _level(below: tuple[int | None, bool], chain: Chain, index: int) -> tuple[int | None, bool]:
+        outermost, amd_side = below
+        if chain.gates():
+            return (index if outermost is None else outermost), amd_side and chain.amd_side()
+        return outermost, amd_side
+
+    def _state_of(self, stack: list[Chain], levels: list[tuple[int | None, bool]]) -> tuple[str | None, bool]:
         """(why the current lines are gated, whether only as the AMD side of stack tests)."""
-        reason = None
-        for chain in stack:  # the outermost gate is why everything inside it is gated
-            if chain.gates():
-                reason = chain.reason(self.macros)
-                break
+        if not stack:
+            return None, False
+        outermost, amd_side = levels[-1]
+        if outermost is None:
+            return None, False
+        # The outermost gate is why everything inside it is gated.
+        reason = stack[outermost].reason(self.macros)
         if reason is None:
             return None, False
-        return reason, all(chain.amd_side() for chain in stack if chain.gates())
+        return reason, amd_side
 
     @staticmethod
     def include_guard(directives: list[Directive], index: int, lines: list[str]) -> bool:

@@ -55,7 +55,9 @@ class SourceFile:
         text = self.line_text(line)
         if text.isascii():
             return byte_col
-        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        from rocmlint.findings import line_columns
+
+        return line_columns(text).to_chars(byte_col)
 
     # --- parse trees ----------------------------------------------------------------------
     @property
@@ -76,9 +78,11 @@ class SourceFile:
         """ast-grep root of the file as C++, after CUDA-only syntax is blanked."""
         from ast_grep_py import SgRoot
 
-        from rocmlint.cuda_syntax import blank_cuda_syntax
+        from rocmlint.cuda_syntax import blank_cuda_syntax, short_lines_for_parser
 
-        return SgRoot(blank_cuda_syntax(self.text), "cpp").root()
+        # Offsets in the parsed text are offsets in the file; its lines may not be (long lines
+        # are broken for speed): take lines from offsets (`position`).
+        return SgRoot(short_lines_for_parser(blank_cuda_syntax(self.text)), "cpp").root()
 
     @cached_property
     def amd_native(self) -> str | None:

@@ -557,7 +557,7 @@ def _setup_py(view: BuildView, source) -> None:
 
     try:
         tree = source.python_tree
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     path = os.path.abspath(source.path)
     facts = read_setup_py(path, os.path.dirname(path), source.text)

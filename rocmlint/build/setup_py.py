@@ -866,7 +866,7 @@ def read_setup_py(path: str, root: str, text: str, facts: BuildFacts | None = No
     facts = facts or BuildFacts()
     try:
         tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, RecursionError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         facts.problems.append(f"{path}: not read: {type(exc).__name__}: {exc}")
         return facts
     if path not in facts.files_read:
@@ -934,7 +934,7 @@ def read_extension_builders(root: str, python_files: list[str], sources: list[st
             continue
         try:
             tree = ast.parse(text, filename=path)
-        except (SyntaxError, ValueError, RecursionError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # not a build file: its problems are the Python checks' to report
         named = BuildFacts()
         reader = SetupPyReader(path, root, ROCM, named)

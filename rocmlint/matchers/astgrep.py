@@ -76,7 +76,8 @@ class AstGrepMatcher:
                 if site is None:
                     continue
                 captures["WAVE"] = Capture(site.describe(), rng.start.index, rng.end.index)
-            yield Match(rng.start.index, rng.end.index, gate=gates.reason(rng.start.line + 1, self.check_amd_side), captures=captures)
+            line = source.position(rng.start.index)[0]
+            yield Match(rng.start.index, rng.end.index, gate=gates.reason(line, self.check_amd_side), captures=captures)
 
 
 def wavefront_site(source, offset: int, name=None):

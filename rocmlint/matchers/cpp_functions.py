@@ -150,13 +150,28 @@ def _integer(expression: str, names: dict[str, int]) -> int | None:
             if token not in names:
                 return None
             parts.append(str(names[token]))
+        elif token[0].isdigit():
+            value = _c_integer(token)
+            if value is None:
+                return None  # not a C integer literal (`09`): the size is unknown
+            parts.append(str(value))
         else:
-            parts.append(str(int(token, 0)) if token[0].isdigit() else token)
+            parts.append(token)
     try:
         tree = ast.parse(" ".join(parts), mode="eval")
     except SyntaxError:
         return None
     return _arithmetic(tree.body)
+
+
+def _c_integer(token: str) -> int | None:
+    """A C integer literal's value: `0x1F`, `017` (octal), `42`; None for `09` and the like."""
+    try:
+        if token[:2].lower() == "0x":
+            return int(token, 16)
+        return int(token, 8) if len(token) > 1 and token[0] == "0" else int(token)
+    except ValueError:
+        return None
 
 
 _OPERATIONS = {

@@ -136,6 +136,10 @@ class PythonIndex:
         self.aliases = _alias_map(self.imports)
         self.star_import = any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in self.imports)
         self._predicates = None
+        self._block_facts = None
+        self._bound_names: set[str] | None = None
+        self._f_strings: list[tuple[int, int]] | None = None
+        self._line_starts: list[int] | None = None
         self._module_gate: str | None = None
         self._bindings: dict[int, dict[str, list[ast.AST]]] = {}
         self._settings: list[Write] | None = None
@@ -162,7 +166,11 @@ class PythonIndex:
             self._module_gate = python_module_gate(self.path) or ""
         if self._module_gate:
             return self._module_gate
-        return python_gate(node, self.parents, import_guard=import_guard, predicates=self.predicates)
+        if self._block_facts is None:
+            from rocmlint.gates import BlockFacts
+
+            self._block_facts = BlockFacts()
+        return python_gate(node, self.parents, import_guard=import_guard, predicates=self.predicates, facts=self._block_facts)
 
     def is_platform_test(self, test: ast.AST) -> bool:
         from rocmlint.gates import is_platform_test
@@ -333,10 +341,10 @@ class PythonIndex:
         return None
 
     def bound_anywhere(self, name: str) -> bool:
-        for node in ast.walk(self.tree):
-            if isinstance(node, _SCOPES) and name in self.bindings(node):
-                return True
-        return False
+        if self._bound_names is None:
+            # Every name bound in any scope, computed once: asked for each fix of a file.
+            self._bound_names = {n for node in ast.walk(self.tree) if isinstance(node, _SCOPES) for n in self.bindings(node)}
+        return name in self._bound_names
 
     # --- values ---------------------------------------------------------------------------
 
@@ -642,9 +650,9 @@ class PythonIndex:
         """
         root = module.split(".")[0]
         for local, qualified in self.aliases.items():
-            if qualified == module and self._bound_to_module(local, module, at):
+            if qualified == module and not self._comprehension_binds(local, at) and self._bound_to_module(local, module, at):
                 return ModuleReference(local, (), True)
-        if root != module or self.star_import or self.bound_anywhere(root):
+        if root != module or self.star_import or self.bound_anywhere(root) or self._comprehension_binds(root, at):
             return None
         callee = at.func if isinstance(at, ast.Call) else None
         while isinstance(callee, ast.Attribute):
@@ -671,6 +679,46 @@ class PythonIndex:
             return None
         indent = _indent(line_text)
         return ModuleReference(root, (Insertion(first_line, f"{indent}import {root}\n", False),), False)
+
+    @property
+    def f_string_spans(self) -> list[tuple[int, int]]:
+        """(start, end) code-point offsets of every f-string of the module."""
+        if self._f_strings is None:
+            spans = []
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.JoinedStr) and getattr(node, "end_lineno", None) is not None:
+                    spans.append((self._offset(node.lineno, node.col_offset), self._offset(node.end_lineno, node.end_col_offset)))
+            self._f_strings = spans
+        return self._f_strings
+
+    def _offset(self, line: int, byte_col: int) -> int:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        if not text.isascii():
+            from rocmlint.findings import line_columns
+
+            byte_col = line_columns(text).to_chars(byte_col)
+        return self._line_start(line) + byte_col
+
+    def _line_start(self, line: int) -> int:
+        if self._line_starts is None:
+            starts, offset = [], 0
+            for text in self.lines:
+                starts.append(offset)
+                offset += len(text) + 1
+            self._line_starts = starts
+        return self._line_starts[line - 1] if 0 < line <= len(self._line_starts) else 0
+
+    def _comprehension_binds(self, name: str, at: ast.AST) -> bool:
+        """Is `name` a target of a comprehension around `at` (`[f(torch) for torch in xs]`)?
+        A comprehension is a scope of its own, which `bindings` does not list."""
+        node = self.parents.get(id(at))
+        while node is not None and not isinstance(node, _SCOPES):
+            if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                for generator in node.generators:
+                    if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(generator.target)):
+                        return True
+            node = self.parents.get(id(node))
+        return False
 
     def _bound_to_module(self, local: str, module: str, at: ast.AST) -> bool:
         scope = self.binding_scope(local, at)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from rocmlint.report.text import shown
+
 _LEVEL = {"error": "error", "warning": "warning", "note": "notice"}
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return shown(text)  # other control characters and bytes of names that are not UTF-8
 
 
 def _escape_property(text: str) -> str:

@@ -5,6 +5,13 @@ from __future__ import annotations
 import json
 
 from rocmlint import __version__
+from rocmlint.report.text import shown
+
+
+def _path(path: str) -> str:
+    """A file name that is not UTF-8 is shown with its bytes escaped (`\\xff`), so that the
+    document stays valid UTF-8."""
+    return shown(path) if any("\udc80" <= ch <= "\udcff" for ch in path) else path
 
 
 def finding_dict(f) -> dict:
@@ -23,7 +30,7 @@ def finding_dict(f) -> dict:
             ],
         }
     return {
-        "path": f.path,
+        "path": _path(f.path),
         "line": f.line,
         "column": f.col + 1,
         "end_line": f.end_line,
@@ -35,15 +42,17 @@ def finding_dict(f) -> dict:
     }
 
 
-def render_json(result, *, show_gated: bool = False) -> str:
+def render_json(result, *, show_gated: bool = False, show_skipped: bool = False) -> str:
     document = {
         "tool": "rocmlint",
         "version": __version__,
         "files_checked": result.files_scanned,
         "findings": [finding_dict(f) for f in result.findings],
-        "skipped": [{"path": p.path, "reason": p.reason, "line": p.line} for p in result.problems],
+        "skipped": [{"path": _path(p.path), "reason": p.reason, "line": p.line} for p in result.problems],
         "gated_count": len(result.gated),
     }
     if show_gated:
         document["gated"] = [{**finding_dict(f), "gate": f.gate} for f in result.gated]
+    if show_skipped:
+        document["left_out"] = [{"path": _path(p.path), "reason": p.reason} for p in getattr(result, "left_out", [])]
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -30,7 +30,8 @@ def _uri(path: str) -> tuple[str, str | None]:
     """(uri, uriBaseId): relative to %SRCROOT% when the file is under it, else an absolute file URI."""
     relative = relative_to_cwd(path)
     if relative is not None:
-        return quote(relative), "%SRCROOT%"
+        # Percent-encode the name's bytes: a name that is not UTF-8 keeps its bytes (%FF).
+        return quote(os.fsencode(relative)), "%SRCROOT%"
     return Path(os.path.abspath(path)).as_uri(), None
 
 
@@ -118,7 +119,9 @@ def _gated_result(finding, rule_index: dict[str, int]) -> dict:
     return entry
 
 
-def render_sarif(result, checks, *, show_gated: bool = False) -> str:
+def render_sarif(result, checks, *, show_gated: bool = False, show_skipped: bool = False) -> str:
+    from rocmlint.report.text import shown
+
     rules = [_rule(c) for c in checks]
     rule_index = {c.id: i for i, c in enumerate(checks)}
     notifications = []
@@ -126,10 +129,19 @@ def render_sarif(result, checks, *, show_gated: bool = False) -> str:
         region = {"startLine": problem.line} if problem.line else None
         notifications.append(
             {
-                "level": "warning",
-                "message": {"text": f"{problem.path}: skipped: {problem.reason}"},
+                "level": "error" if problem.internal else "warning",
+                "message": {"text": f"{shown(problem.path)}: skipped: {problem.reason}"},
                 "locations": [_location(problem.path, region)],
                 "descriptor": {"id": "file-skipped"},
+            }
+        )
+    for left in getattr(result, "left_out", []) if show_skipped else []:
+        notifications.append(
+            {
+                "level": "note",
+                "message": {"text": f"{shown(left.path)}: left out: {left.reason}"},
+                "locations": [_location(left.path.rstrip("/"))],
+                "descriptor": {"id": "file-left-out"},
             }
         )
     run = {
@@ -142,7 +154,12 @@ def render_sarif(result, checks, *, show_gated: bool = False) -> str:
                 "rules": rules,
             }
         },
-        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
+        "invocations": [
+            {
+                "executionSuccessful": not any(p.internal for p in result.problems),
+                "toolExecutionNotifications": notifications,
+            }
+        ],
         "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(os.getcwd()).as_uri() + "/"}},
         "columnKind": "utf16CodeUnits",
         "results": [_result(f, rule_index) for f in result.findings]

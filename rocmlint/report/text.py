@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
+import re
+
 from rocmlint.checks_loader import check_by_id
 
+# What must not reach a terminal or a line-based parser as it is: control characters (a
+# newline would start a fake `path:line:col: ROCMnnn` line), line and paragraph separators,
+# and the lone surrogates that stand for the bytes of a file name that is not UTF-8.
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
-def render_text(result, *, show_fix: bool = False, show_gated: bool = False, rocm_version=None) -> str:
+
+def _escape(hit: re.Match) -> str:
+    ch = hit.group(0)
+    if "\udc80" <= ch <= "\udcff":
+        return f"\\x{ord(ch) - 0xDC00:02x}"  # the byte the file name holds
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch) or ch.encode("unicode_escape").decode("ascii")
+
+
+def shown(text: str) -> str:
+    """`text` on one line, printable: control characters and undecodable bytes escaped
+    (`\\n`, `\\x1b`, `\\xff`)."""
+    return _UNSHOWABLE.sub(_escape, text) if _UNSHOWABLE.search(text) else text
+
+
+def render_text(result, *, show_fix: bool = False, show_gated: bool = False, rocm_version=None, show_skipped: bool = False) -> str:
     out: list[str] = []
     for f in result.findings:
         # As in ruff, [*] marks what plain --fix repairs; unsafe fixes are counted in the summary.
         marker = " [*]" if f.fix is not None and f.fix.safety == "safe" else ""
-        out.append(f"{f.path}:{f.line}:{f.col + 1}: {f.check_id}{marker} {f.message}")
+        out.append(f"{shown(f.path)}:{f.line}:{f.col + 1}: {f.check_id}{marker} {shown(f.message)}")
         if show_fix:
             check = check_by_id(f.check_id)
             if check is not None and check.fix is not None:
@@ -20,12 +40,21 @@ def render_text(result, *, show_fix: bool = False, show_gated: bool = False, roc
             if f.fix is not None:
                 edit = f.fix.edits[0]
                 flag = "--fix" if f.fix.safety == "safe" else "--fix --unsafe-fixes"
-                out.append(f"    automatic ({f.fix.safety}, {flag}): replace with {edit.replacement}")
+                out.append(f"    automatic ({f.fix.safety}, {flag}): replace with {shown(edit.replacement)}")
     if show_gated and result.gated:
         out.append(f"Gated, not reported ({len(result.gated)}):")
         for f in result.gated:
-            out.append(f"{f.path}:{f.line}:{f.col + 1}: {f.check_id} {f.message}")
-            out.append(f"    gated: {f.gate}")
+            out.append(f"{shown(f.path)}:{f.line}:{f.col + 1}: {f.check_id} {shown(f.message)}")
+            out.append(f"    gated: {shown(f.gate)}")
+    if show_skipped and result.problems:
+        out.append(f"Skipped, could not be analysed ({len(result.problems)}):")
+        for p in result.problems:
+            where = f"{shown(p.path)}:{p.line}" if p.line else shown(p.path)
+            out.append(f"{where}: {shown(p.reason)}")
+    left_out = getattr(result, "left_out", [])
+    if show_skipped and left_out:
+        out.append(f"Left out ({len(left_out)}):")
+        out.extend(f"{shown(p.path)}: {shown(p.reason)}" for p in left_out)
     out.append(summary(result, show_gated=show_gated))
     return "\n".join(out) + "\n"
 

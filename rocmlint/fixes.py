@@ -1,0 +1,143 @@
+"""`rocmlint scan --fix`: write the automatic rewrites into the files, losing nothing.
+
+Each file is read again and checked against what was scanned (a file changed since is left
+alone); only the rewritten spans change, so every other byte stays as it was, line endings
+included (a replacement that adds a line uses the line ending of the line it goes into); a
+Python file whose rewritten text would not parse is not written; the new text goes to a
+temporary file beside the original, which is then renamed over it, so a full disk, a quota
+or a crash leaves the original whole. A file that cannot be written is reported, and the
+other files are still fixed.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import os
+import tempfile
+from typing import Iterable
+
+from rocmlint.discovery import ReadError, read_regular_file
+from rocmlint.engine import choose_edits
+from rocmlint.findings import Edit, Finding, Problem
+from rocmlint.languages import language_of
+
+
+def fix_files(findings: Iterable[Finding], unsafe: bool) -> tuple[int, list[Problem]]:
+    """Apply the fixes of `findings`, file by file. Returns (fixes applied, problems)."""
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.fix is not None:
+            by_path.setdefault(finding.path, []).append(finding)
+    applied_total = 0
+    problems: list[Problem] = []
+    for path in sorted(by_path):
+        applied, problem = fix_file(path, by_path[path], unsafe)
+        applied_total += applied
+        if problem is not None:
+            problems.append(problem)
+    return applied_total, problems
+
+
+def fix_file(path: str, findings: list[Finding], unsafe: bool) -> tuple[int, Problem | None]:
+    edits, applied = choose_edits(findings, unsafe)
+    if not applied:
+        return 0, None
+    try:
+        raw = read_regular_file(path, 0)
+    except ReadError as exc:
+        return 0, Problem(path, f"not fixed: {exc}")
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return 0, Problem(path, "not fixed: the file is no longer valid UTF-8")
+    normalised = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = normalised.split("\n")
+    for finding in findings:
+        for number, expected in finding.context.items():
+            if not 0 < number <= len(lines) or lines[number - 1] != expected:
+                return 0, Problem(path, "not fixed: the file changed after it was scanned", number)
+    fixed = rewrite(text, edits)
+    if language_of(path) == "python":
+        try:
+            ast.parse(fixed)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            line = getattr(exc, "lineno", None)
+            return 0, Problem(path, f"not fixed: the rewritten file would not parse ({getattr(exc, 'msg', exc)}); left as it was", line)
+    try:
+        write_atomically(path, (b"\xef\xbb\xbf" if bom else b"") + fixed.encode("utf-8"))
+    except OSError as exc:
+        return 0, Problem(path, f"not fixed: cannot write: {exc.strerror or exc}")
+    return applied, None
+
+
+def rewrite(text: str, edits: list[Edit]) -> str:
+    """`text` (line endings as in the file) with `edits` applied; the edits' offsets count
+    every line ending as one character, as the scanned text does."""
+    # Offsets in the scanned text, where "\r\n" was one character, to offsets in `text`.
+    crlf_at: list[int] = []
+    position = text.find("\r\n")
+    removed = 0
+    while position >= 0:
+        crlf_at.append(position - removed)
+        removed += 1
+        position = text.find("\r\n", position + 2)
+
+    def raw(offset: int) -> int:
+        return offset + bisect.bisect_left(crlf_at, offset)
+
+    pieces = []
+    previous = len(text)
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        start, end = raw(edit.start), raw(edit.end)
+        replacement = edit.replacement
+        if "\n" in replacement:
+            replacement = replacement.replace("\n", _line_ending(text, start))
+        pieces.append(text[end:previous])
+        pieces.append(replacement)
+        previous = start
+    pieces.append(text[:previous])
+    return "".join(reversed(pieces))
+
+
+def _line_ending(text: str, at: int) -> str:
+    """The line ending of the line holding offset `at` (of the line before it, at the end of
+    a file whose last line has none; "\\n" in a file of one line)."""
+    for search_from in (at, None):
+        if search_from is None:
+            end = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at))
+            if end < 0:
+                return "\n"
+            if text[end] == "\n" and end > 0 and text[end - 1] == "\r":
+                return "\r\n"
+            return text[end]
+        newline, carriage = text.find("\n", at), text.find("\r", at)
+        if newline < 0 and carriage < 0:
+            continue
+        if carriage >= 0 and (newline < 0 or carriage < newline):
+            return "\r\n" if text.startswith("\r\n", carriage) else "\r"
+        return "\n"
+    return "\n"
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Replace the file's content: write a temporary file in the same directory, then rename
+    it over the file (the file a symbolic link points to, keeping the link)."""
+    real = os.path.realpath(path)
+    directory = os.path.dirname(real) or "."
+    mode = os.stat(real).st_mode & 0o7777
+    descriptor, temporary = tempfile.mkstemp(prefix="." + os.path.basename(real) + ".", suffix=".rocmlint-fix", dir=directory)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, real)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

