@@ -442,7 +442,7 @@ def apply_project_model(
         if model is None:
             model = models[root] = build_model(root, overrides, known)
             problems.extend(Problem(p.split(":", 1)[0], "build file " + p.split(": ", 1)[-1]) for p in model.problems)
-        file_gate = model.file_gate(absolute)
+        file_gate = model.file_gate(absolute) or model.nvidia_library_gate(absolute)
         table = model.macros_for(absolute)
         # Read the file's conditions again with the project's macros, where they test one.
         if file_gate is None and (model.tested.get(absolute, frozenset()) & (table.facts.keys() | table.platform)):

@@ -118,8 +118,10 @@ def _tokens(pattern: str) -> tuple:
                 j += 1
             double = j - i >= 2
             starts_segment = i == 0 or pattern[i - 1] == "/"
-            if double and starts_segment and j < n and pattern[j] == "/":
-                tokens.append((_DIRECTORIES,))  # `**/`: zero or more whole directories
+            if double and j < n and pattern[j] == "/":
+                # `**/`: zero or more whole directories. git (2.39) reads it so after any
+                # text too: `a**/a` ignores `aa`, as `a` + no directories + `a`.
+                tokens.append((_DIRECTORIES,))
                 i = j + 1
                 continue
             if double and starts_segment and j == n:

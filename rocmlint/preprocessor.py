@@ -105,11 +105,21 @@ class _AmdSide(MacroTable):
             return fact
         from rocmlint.build.worlds import names_cuda, names_rocm
 
+        if name in _CURRENT_HIP_VERSION:
+            # `defined(__HIP_PLATFORM_AMD__) && HIP_VERSION >= 502`: a current ROCm (7.0)
+            return MacroFact(True, _CURRENT_HIP_VERSION[name])
         if names_rocm(name) and not _CPU_ARCH.search(name) and not names_cuda(name):
             return MacroFact(True, 1)
         if NVIDIA_COMPILER_ONLY.match(name) or names_cuda(name) or "NVCC" in name or "NVIDIA" in name.upper():
             return UNDEFINED
         return UNKNOWN_MACRO
+
+
+# hip/hip_version.h of ROCm 7.0: HIP_VERSION is major * 10000000 + minor * 100000 + patch.
+_CURRENT_HIP_VERSION = {
+    "HIP_VERSION": 70000000, "HIP_VERSION_MAJOR": 7, "HIP_VERSION_MINOR": 0, "HIP_VERSION_PATCH": 0,
+    "ROCM_VERSION_MAJOR": 7, "ROCM_VERSION_MINOR": 0, "ROCM_VERSION_PATCH": 0,
+}
 
 
 def amd_side_table(base: MacroTable) -> MacroTable:

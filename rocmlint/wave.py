@@ -29,9 +29,13 @@ from dataclasses import dataclass, field
 
 # Names of project constants and functions that stand for the hardware warp size.
 _HARDWARE_WARP_NAME = re.compile(r"(?i)(?:hw|hardware|physical|native)_?warp_?size|warp_?size_?(?:hw|hardware|physical)")
-_VOTES = frozenset(
-    {"__ballot", "__ballot_sync", "__activemask", "__any", "__any_sync", "__all", "__all_sync", "__match_any_sync", "__match_all_sync"}
-)
+# Votes whose result has one bit per lane of the whole wavefront. `__any`/`__all` are not among
+# them: their one-bit answer is the same for a 32-lane group when both halves agree, which is
+# how they are used (skip and retry votes).
+_VOTES = frozenset({"__ballot", "__ballot_sync", "__activemask", "__match_any_sync", "__match_all_sync"})
+# Which site to name when several meet a function: the numbering of lanes first, then votes,
+# then reads from another lane; a scan's `__shfl_up` is usually guarded (`if (lane >= d)`).
+_PRIORITY = {"number": 0, "vote": 1, "read": 2, "scan": 3}
 # Shuffles and the argument count at which the width is given (mask-less / _sync forms).
 _CROSSING_SHUFFLES = {"__shfl_up": 3, "__shfl_up_sync": 4, "__shfl": 3, "__shfl_sync": 4}
 _WARP_SIZE_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w*(?i:warp_?size|warpsize|threads_?per_?warp|lanes_?per_?warp)\w*)[ \t]+\(?\s*(\d+)\s*\)?[ \t]*$", re.M)
@@ -42,7 +46,7 @@ class _Function:
     start: int
     end: int
     name: str | None
-    sites: list[tuple[int, str]] = field(default_factory=list)  # (offset, description) of its own
+    sites: list[tuple[int, str, str]] = field(default_factory=list)  # (offset, description, kind) of its own
     calls: set[str] = field(default_factory=set)
 
 
@@ -102,22 +106,23 @@ def wave_context(source) -> WaveContext:
             count = len([c for c in arguments.children() if c.is_named() and c.kind() != "comment"]) if arguments else 0
             where = call.range().start.index
             if name in _VOTES:
-                function.sites.append((where, f"`{name}`"))
+                function.sites.append((where, f"`{name}`", "vote"))
             elif name in _CROSSING_SHUFFLES and count < _CROSSING_SHUFFLES[name]:
-                function.sites.append((where, f"`{name}` without a width"))
+                kind = "scan" if name.startswith("__shfl_up") else "read"
+                function.sites.append((where, f"`{name}` without a width", kind))
             elif name == "__lane_id" or _HARDWARE_WARP_NAME.search(name):
-                function.sites.append((where, f"`{name}()`"))
+                function.sites.append((where, f"`{name}()`", "number"))
         for identifier in node.find_all(kind="identifier"):
             word = identifier.text()
             if word == "warpSize" or word in hardware_constants or _HARDWARE_WARP_NAME.fullmatch(word):
-                function.sites.append((identifier.range().start.index, f"`{word}`"))
+                function.sites.append((identifier.range().start.index, f"`{word}`", "number"))
         body = text[r.start.index : r.end.index]
         for hit in re.finditer(r"%%?laneid\b", body):
-            function.sites.append((r.start.index + hit.start(), "PTX `%laneid`"))
-        function.sites = [
-            (offset, what) for offset, what in sorted(function.sites)
-            if gates.reason(source.position(offset)[0], True) is None
-        ]
+            function.sites.append((r.start.index + hit.start(), "PTX `%laneid`", "number"))
+        function.sites = sorted(
+            (site for site in function.sites if gates.reason(source.position(site[0])[0], True) is None),
+            key=lambda site: (_PRIORITY[site[2]], site[0]),
+        )
         functions.append(function)
     by_name: dict[str, list[_Function]] = {}
     for function in functions:
@@ -133,12 +138,11 @@ def wave_context(source) -> WaveContext:
     for function in functions:
         reach = [function] + [c for name in function.calls for c in by_name.get(name, ()) if c is not function]
         reach += callers.get(id(function), [])
+        candidates = [s for other in reach for s in other.sites[:1]]
         site = None
-        for other in reach:
-            if other.sites:
-                offset, what = other.sites[0]
-                site = WaveSite(offset, source.position(offset)[0], what)
-                break
+        if candidates:
+            offset, what, _ = min(candidates, key=lambda s: (_PRIORITY[s[2]], 0 if s in function.sites else 1, s[0]))
+            site = WaveSite(offset, source.position(offset)[0], what)
         spans.append((function.start, function.end, site))
     return WaveContext(spans)
 

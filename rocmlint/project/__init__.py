@@ -49,6 +49,8 @@ _WARP_INTRINSIC = re.compile(r"^__(?:\w+_sync|shfl(?:_up|_down|_xor)?|ballot|act
 # `__` are attributes and qualifiers (`__launch_bounds__`, `__align__`), not intrinsics.
 _DEVICE_INTRINSIC = re.compile(r"^__[a-z]\w*(?<!__)$")
 _MAX_FILES = 200_000
+# Directory names of NVIDIA's C++ libraries that projects vendor.
+_NVIDIA_LIBRARIES = frozenset({"cutlass", "cccl", "cub", "thrust", "libcudacxx", "nvbench", "cudnn-frontend", "cudnn_frontend"})
 # What only a build for NVIDIA GPUs names: nvcc and its options, NVIDIA targets, CMake's CUDA
 # language and toolkit. A build with a ROCm side that names none of these builds for AMD only.
 _NVIDIA_TOOLCHAIN = re.compile(
@@ -134,6 +136,23 @@ class ProjectModel:
 
         return PreprocessorGates.from_directives(
             list(sources.directives[path]), sources.line_counts[path], set(sources.guards.get(path, ())), self.macros_for(path)
+        )
+
+    def nvidia_library_gate(self, path: str) -> str | None:
+        """Why a hit in a vendored copy of an NVIDIA library (CUTLASS, CCCL/CUB/Thrust) is not
+        reported: such a library is replaced as a whole, and the project's own includes of it
+        are what the checks report (ROCM005, ROCM213)."""
+        path = os.path.abspath(path)
+        directory = vendored_directory(self, path)
+        if directory is None:
+            return None
+        parts = os.path.relpath(path, self.root).replace(os.sep, "/").lower().split("/")
+        library = next((p for p in parts[:-1] if p in _NVIDIA_LIBRARIES), None)
+        if library is None:
+            return None
+        return (
+            f"vendored NVIDIA library: {self.relative(directory)} ({library}) is replaced as a whole on ROCm; "
+            "the project's own includes of it are reported"
         )
 
     def hipify_gate(self, path: str) -> str | None:
