@@ -250,7 +250,10 @@ def check_source(
             if key in seen:
                 continue
             seen.add(key)
-            end_line, end_col = source.position(match.end)
+            # A match that takes in its line's newline (`#include` and `#define` lines) ends at
+            # the end of that line, not at the start of the next one.
+            end = match.end - 1 if match.end > match.start and source.text[match.end - 1] == "\n" else match.end
+            end_line, end_col = source.position(end)
             fix = _fix(check, match, source)
             touched = {line, end_line}
             if fix is not None:
