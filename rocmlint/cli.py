@@ -38,9 +38,10 @@ def _parser() -> argparse.ArgumentParser:
         "scan",
         help="scan files and directories",
         description="Scan Python, CUDA/HIP C++ and build files for ROCm portability pitfalls.",
-        epilog="Configuration: [tool.rocmlint] in the nearest pyproject.toml above the first PATH "
-        "(keys: select, ignore, exclude, max-file-size, cuda-only, rocm-sources, rocm-version, arch). Command-line "
-        "--select/--ignore/--rocm-version/--arch replace the configured values; --exclude adds to them. Before reporting C/C++ "
+        epilog="Configuration: each file is checked with the nearest rocmlint.toml, or pyproject.toml with [tool.rocmlint], "
+        "above it (keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, max-file-size, cuda-only, "
+        "rocm-sources, rocm-version, arch). Command-line --select/--ignore/--rocm-version/--arch replace the configured values; "
+        "--extend-select, --extend-ignore and --exclude add to them. Before reporting C/C++ "
         "hits, rocmlint reads the project's CMake files, setup.py and Makefiles to learn which files the "
         "ROCm build compiles (--no-project turns this off; --show-gated lists what it gated).",
     )
@@ -82,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not read the projects' build files: judge each file on its own",
     )
+    _add_workflow_options(scan)
 
     rules = commands.add_parser("rules", help="list every check", description="List every check rocmlint has.")
     rules.add_argument("--format", choices=("text", "markdown", "json"), default="text")
@@ -103,37 +105,35 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load_config(args):
-    from rocmlint.config import Config, find_config, load_config_file
+def _settings(args):
+    from rocmlint.config import parse_archs, parse_rocm_version
+    from rocmlint.settings import CommandLine, Settings
 
-    if args.isolated:
-        config = Config()
-    elif args.config:
-        path = Path(args.config)
-        if not path.is_file():
-            raise UsageError(f"--config {args.config}: no such file")
-        config = load_config_file(path)
-    else:
-        first = Path(args.paths[0]) if args.paths else Path(".")
-        config = find_config(first if first.is_dir() else first.parent)
-    if args.max_file_size is not None:
-        if args.max_file_size < 0:
-            raise UsageError("--max-file-size must be 0 or more")
-        from dataclasses import replace
+    if args.config and args.isolated:
+        raise UsageError("--config and --isolated cannot be used together: --isolated ignores every configuration file")
+    if args.config and not Path(args.config).is_file():
+        raise UsageError(f"--config {args.config}: no such file")
+    if args.max_file_size is not None and args.max_file_size < 0:
+        raise UsageError("--max-file-size must be 0 or more")
+    command_line = CommandLine(
+        select=tuple(_ids(args.select)) if args.select is not None else None,
+        extend_select=tuple(_ids(args.extend_select) or ()),
+        ignore=tuple(_ids(args.ignore)) if args.ignore is not None else None,
+        extend_ignore=tuple(_ids(args.extend_ignore) or ()),
+        exclude=tuple(args.exclude),
+        max_file_size=args.max_file_size,
+        rocm_version=parse_rocm_version(args.rocm_version, "--rocm-version") if args.rocm_version is not None else None,
+        archs=parse_archs(_ids(args.arch) or [""], "--arch") if args.arch is not None else None,
+        config_file=Path(args.config) if args.config else None,
+        isolated=args.isolated,
+    )
+    from rocmlint.engine import select_checks
 
-        config = replace(config, max_file_size=args.max_file_size)
-    if args.rocm_version is not None or args.arch is not None:
-        from dataclasses import replace
-
-        from rocmlint.config import GpuTarget, parse_archs, parse_rocm_version
-
-        target = config.target
-        if args.rocm_version is not None:
-            target = replace(target, rocm_version=parse_rocm_version(args.rocm_version, "--rocm-version"))
-        if args.arch is not None:
-            target = replace(target, archs=parse_archs(_ids(args.arch) or [""], "--arch"))
-        config = replace(config, target=GpuTarget(target.rocm_version, target.archs))
-    return config
+    # Command-line ids are checked here, before any file is read.
+    for ids in (command_line.select, command_line.extend_select, command_line.ignore, command_line.extend_ignore):
+        if ids:
+            select_checks(list(ids), [])
+    return Settings(command_line)
 
 
 def _apply_fixes(result, unsafe: bool) -> int:
@@ -161,29 +161,29 @@ def _apply_fixes(result, unsafe: bool) -> int:
 
 
 def _scan(args) -> int:
-    from rocmlint.engine import ScanRequest, scan, select_checks
     from rocmlint.report import render
+    from rocmlint.settings import scan_paths
 
     if args.unsafe_fixes and not args.fix:
         raise UsageError("--unsafe-fixes needs --fix")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
+    settings = _settings(args)
     paths = [Path(p) for p in (args.paths or ["."])]
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise UsageError(f"{path}: no such file or directory")
-    config = _load_config(args)
-    select = _ids(args.select) if args.select is not None else (list(config.select) if config.select is not None else None)
-    ignore = _ids(args.ignore) if args.ignore is not None else list(config.ignore)
-    checks = select_checks(select, ignore)
-    request = ScanRequest(paths, checks, config, tuple(args.exclude), args.jobs, use_project=not args.no_project)
-    result = scan(request)
+
+    def run():
+        return scan_paths(paths, settings, jobs=args.jobs, use_project=not args.no_project, force_exclude=args.force_exclude)
+
+    result, checks = run()
     if args.fix:
         applied = _apply_fixes(result, args.unsafe_fixes)
         if applied:
-            result = scan(request)
+            result, checks = run()
         print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
-    rocm_version = config.target.rocm_version if config.target is not None else None
+    rocm_version = _rocm_version(settings, paths[0])
     report = render(args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated, rocm_version=rocm_version)
     if args.output:
         Path(args.output).write_text(report, encoding="utf-8")
@@ -196,6 +196,25 @@ def _scan(args) -> int:
     if result.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+# --- options for workflows users already have (ruff's habits, CI services, adoption) ----------
+
+
+def _add_workflow_options(scan) -> None:
+    group = scan.add_argument_group("selection, input and adoption")
+    group.add_argument("--extend-select", action="append", metavar="IDS", help="comma-separated check ids or prefixes to add to the selection")
+    group.add_argument("--extend-ignore", action="append", metavar="IDS", help="comma-separated check ids or prefixes to add to `ignore`")
+    group.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude patterns to files named on the command line too (for pre-commit, which names every file)",
+    )
+
+
+def _rocm_version(settings, path):
+    config = settings.config_for(path)
+    return config.target.rocm_version if config.target is not None else None
 
 
 def _rules(args) -> int:

@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from rocmlint.checks_loader import Check, load_catalog
 from rocmlint.config import Config
@@ -340,12 +340,15 @@ class ScanRequest:
     extra_excludes: tuple[str, ...] = ()
     jobs: int | None = None
     use_project: bool = True  # read the projects' builds to gate code the ROCm build never compiles
+    progress: Callable[[int], None] | None = None  # called with the number of files checked so far
+    targets: list[Target] | None = None  # files already discovered (then `paths` is not walked)
 
 
 def scan(request: ScanRequest) -> ScanResult:
     excludes = Excludes(request.config.exclude + request.extra_excludes, request.config.root)
     languages = {lang for c in request.checks for lang in c.languages}
-    targets = [t for t in discover(request.paths, excludes) if t.language in languages]
+    found = request.targets if request.targets is not None else discover(request.paths, excludes)
+    targets = [t for t in found if t.language in languages]
     result = ScanResult(files_scanned=len(targets))
     for path in request.paths:
         # A file named on the command line that rocmlint cannot read as any language is said
@@ -361,16 +364,22 @@ def scan(request: ScanRequest) -> ScanResult:
         ids = [c.id for c in request.checks]
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target)) as pool:
             count = len(batches)
-            for findings, problems, read in pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count):
+            for done, (findings, problems, read) in enumerate(
+                pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count), start=1
+            ):
                 result.findings.extend(findings)
                 result.problems.extend(problems)
                 if directives is not None:
                     directives.update(read)
+                if request.progress is not None:
+                    request.progress(min(done * 64, len(targets)))
     else:
-        for target in targets:
+        for done, target in enumerate(targets, start=1):
             findings, problems = check_file(target, request.checks, max_size, directives, request.config.target)
             result.findings.extend(findings)
             result.problems.extend(problems)
+            if request.progress is not None:
+                request.progress(done)
     if request.use_project:
         result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems, directives)
     hits = result.findings
