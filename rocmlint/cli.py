@@ -168,6 +168,8 @@ def _scan(args) -> int:
         raise UsageError("--unsafe-fixes needs --fix")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
+    if args.sarif_category is not None and args.format != "sarif":
+        raise UsageError("--sarif-category needs --format sarif")
     settings = _settings(args)
     paths = [Path(p) for p in (args.paths or ["."])]
     for path in paths:
@@ -184,7 +186,10 @@ def _scan(args) -> int:
             result, checks = run()
         print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
     rocm_version = _rocm_version(settings, paths[0])
-    report = render(args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated, rocm_version=rocm_version)
+    report = render(
+        args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated, rocm_version=rocm_version,
+        paths=paths, sarif_category=args.sarif_category,
+    )
     if args.output:
         Path(args.output).write_text(report, encoding="utf-8")
     else:
@@ -209,6 +214,9 @@ def _add_workflow_options(scan) -> None:
         "--force-exclude",
         action="store_true",
         help="apply exclude patterns to files named on the command line too (for pre-commit, which names every file)",
+    )
+    group.add_argument(
+        "--sarif-category", metavar="NAME", help="SARIF: the category that tells this analysis apart from others of the same commit"
     )
 
 

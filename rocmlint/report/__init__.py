@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 FORMATS = ("text", "json", "sarif", "github")
 
 
-def render(fmt: str, result, checks, *, show_fix: bool = False, show_gated: bool = False, rocm_version=None) -> str:
+def render(
+    fmt: str,
+    result,
+    checks,
+    *,
+    show_fix: bool = False,
+    show_gated: bool = False,
+    rocm_version=None,
+    paths=(),
+    sarif_category: str | None = None,
+) -> str:
+    """`paths` are the scanned paths: SARIF names files relative to the repository root they
+    are in (rocmlint.report.locations)."""
+    from rocmlint.report.locations import git_top_level, source_root
+
     if fmt == "text":
         from rocmlint.report.text import render_text
 
@@ -17,9 +33,9 @@ def render(fmt: str, result, checks, *, show_fix: bool = False, show_gated: bool
     if fmt == "sarif":
         from rocmlint.report.sarif import render_sarif
 
-        return render_sarif(result, checks, show_gated=show_gated)
+        return render_sarif(result, checks, show_gated=show_gated, root=source_root(paths), category=sarif_category)
     if fmt == "github":
         from rocmlint.report.github import render_github
 
-        return render_github(result)
+        return render_github(result, root=git_top_level(paths[0] if paths else Path(".")))
     raise ValueError(f"unknown format {fmt!r}")
