@@ -83,3 +83,4 @@ class ScanResult:
     problems: list[Problem] = field(default_factory=list)
     files_scanned: int = 0
     gated: list[Finding] = field(default_factory=list)  # hits not reported, each with its reason
+    baselined: int = 0  # findings left out because a --baseline file records them

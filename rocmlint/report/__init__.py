@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit")
 
 
 def render(
@@ -17,11 +17,16 @@ def render(
     rocm_version=None,
     paths=(),
     sarif_category: str | None = None,
+    statistics: bool = False,
 ) -> str:
-    """`paths` are the scanned paths: SARIF names files relative to the repository root they
-    are in (rocmlint.report.locations)."""
+    """`paths` are the scanned paths: SARIF and GitLab name files relative to the repository
+    root they are in (rocmlint.report.locations)."""
     from rocmlint.report.locations import git_top_level, source_root
 
+    if statistics:
+        from rocmlint.report.statistics import render_statistics_json, render_statistics_text
+
+        return render_statistics_json(result) if fmt == "json" else render_statistics_text(result)
     if fmt == "text":
         from rocmlint.report.text import render_text
 
@@ -38,4 +43,12 @@ def render(
         from rocmlint.report.github import render_github
 
         return render_github(result, root=git_top_level(paths[0] if paths else Path(".")))
+    if fmt == "gitlab":
+        from rocmlint.report.gitlab import render_gitlab
+
+        return render_gitlab(result, root=source_root(paths))
+    if fmt == "junit":
+        from rocmlint.report.junit import render_junit
+
+        return render_junit(result)
     raise ValueError(f"unknown format {fmt!r}")
