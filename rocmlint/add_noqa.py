@@ -82,7 +82,11 @@ def add_noqa(findings) -> NoqaReport:
             codes.append(finding.check_id)
     for path, by_line in by_path.items():
         language = language_of(path)
-        raw = Path(path).read_bytes()
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            report.refused.extend((path, number, f"cannot read the file: {exc.strerror or exc}") for number in sorted(by_line))
+            continue
         bom = raw.startswith(b"\xef\xbb\xbf")
         text = raw.decode("utf-8-sig")
         newline = "\r\n" if "\r\n" in text else "\n"

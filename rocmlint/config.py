@@ -236,7 +236,7 @@ def _config_from_bytes(raw: bytes, path: Path) -> Config:
     return parse_config(data, path, section="")
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=8192)  # one entry per folder of a scan
 def find_config(start: Path) -> Config:
     """The configuration nearest to the directory `start`, or the defaults."""
     directory = start.resolve()

@@ -92,6 +92,12 @@ def test_both_faces_read_tool_rocmlint(tmp_path):
     expected = {("app/train.py", 1, 1, "ROCM001")}
     assert _flake8(tmp_path) == expected
     assert _scanner(tmp_path) == expected
+    # A nested rocmlint.toml governs the files under it, in both faces; so do per-file-ignores.
+    (tmp_path / "app" / "nested" / "rocmlint.toml").write_text('select = ["ROCM001"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\nper-file-ignores = { "app/train.py" = ["ROCM001"] }\n')
+    expected = {("app/train.py", 4, 24, "ROCM002"), ("app/train.py", 6, 2, "ROCM002"), ("app/nested/util.py", 2, 5, "ROCM001")}
+    assert _flake8(tmp_path) == expected
+    assert _scanner(tmp_path) == expected
 
 
 @pytest.mark.parametrize("sample", ["nvidia_app", "rocm_port"])
