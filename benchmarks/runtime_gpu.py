@@ -226,7 +226,7 @@ def parity(dev, quick):
         dt = str(dtype)[6:]
         rows.append(("linear", "no bias", dt, describe_diff(rt.linear(x, w), F.linear(x, w))))
         rows.append(("linear", "bias", dt, describe_diff(rt.linear(x, w, bias),
-                                                           F.linear(x, w, bias))))
+                                                         F.linear(x, w, bias))))
         y = randn((2, m, 2 * n), dtype, dev, gen)
         rows.append(("silu_and_mul", "fused [.., 2d]", dt,
                      describe_diff(rt.silu_and_mul(y), F.silu(y[..., :n]) * y[..., n:])))
@@ -1020,7 +1020,7 @@ def main(argv=None):
     eager_rows = [] if "eager" in skip else eager_time(dev, shapes, torch.bfloat16)
     print(f"eager timing done ({time.time() - t0:.0f}s)", flush=True)
     mem_rows = [] if ("mem" in skip or dev.type != "cuda") else memory(dev, shapes,
-                                                                         torch.bfloat16)
+                                                                       torch.bfloat16)
     print(f"memory done ({time.time() - t0:.0f}s)", flush=True)
     hf_lines, hf_results, fuse_lines, fuse_results = [], [], [], []
     if not {"hf", "fuse"} <= skip:

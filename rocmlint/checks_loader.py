@@ -397,7 +397,8 @@ def _target_spec(data: dict | None, source: str) -> TargetSpec | None:
 
 def load_check_file(path: Path) -> Check:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # libyaml's loader when PyYAML has it: ten times faster, and every flake8 run loads the catalog.
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise CheckFileError(f"{path.name}: not valid YAML: {exc}") from exc
     check = parse_check(data, path.name)

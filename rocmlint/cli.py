@@ -38,14 +38,17 @@ def _parser() -> argparse.ArgumentParser:
         "scan",
         help="scan files and directories",
         description="Scan Python, CUDA/HIP C++ and build files for ROCm portability pitfalls.",
-        epilog="Configuration: [tool.rocmlint] in the nearest pyproject.toml above the first PATH "
-        "(keys: select, ignore, exclude, max-file-size, cuda-only, rocm-sources, rocm-version, arch). Command-line "
-        "--select/--ignore/--rocm-version/--arch replace the configured values; --exclude adds to them. Before reporting C/C++ "
+        epilog="Configuration: each file is checked with the nearest rocmlint.toml, or pyproject.toml with [tool.rocmlint], "
+        "above it (keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, max-file-size, cuda-only, "
+        "rocm-sources, rocm-version, arch). Command-line --select/--ignore/--rocm-version/--arch replace the configured values; "
+        "--extend-select, --extend-ignore and --exclude add to them. Before reporting C/C++ "
         "hits, rocmlint reads the project's CMake files, setup.py and Makefiles to learn which files the "
         "ROCm build compiles (--no-project turns this off; --show-gated lists what it gated).",
     )
     scan.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
-    scan.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text", help="output format (default: text)")
+    scan.add_argument(
+        "--format", choices=("text", "json", "sarif", "github", "gitlab", "junit"), default="text", help="output format (default: text)"
+    )
     scan.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
     scan.add_argument("--select", action="append", metavar="IDS", help="comma-separated check ids or prefixes to run (e.g. ROCM001,ROCM2)")
     scan.add_argument("--ignore", action="append", metavar="IDS", help="comma-separated check ids or prefixes to leave out")
@@ -96,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
         "excluded by a pattern, in environment or build folders, symbolic links not followed (text, json; SARIF "
         "as notifications)",
     )
+    _add_workflow_options(scan)
 
     rules = commands.add_parser("rules", help="list every check", description="List every check rocmlint has.")
     rules.add_argument("--format", choices=("text", "markdown", "json"), default="text")
@@ -117,73 +121,85 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load_config(args):
-    from rocmlint.config import Config, find_config, load_config_file
+def _settings(args):
+    from rocmlint.config import parse_archs, parse_rocm_version
+    from rocmlint.settings import CommandLine, Settings
 
-    if args.isolated:
-        config = Config()
-    elif args.config:
-        path = Path(args.config)
-        if not path.is_file():
-            raise UsageError(f"--config {args.config}: no such file")
-        config = load_config_file(path)
-    else:
-        first = Path(args.paths[0]) if args.paths else Path(".")
-        config = find_config(first if first.is_dir() else first.parent)
-    if args.max_file_size is not None:
-        if args.max_file_size < 0:
-            raise UsageError("--max-file-size must be 0 or more")
-        from dataclasses import replace
+    if args.config and args.isolated:
+        raise UsageError("--config and --isolated cannot be used together: --isolated ignores every configuration file")
+    if args.config and not Path(args.config).is_file():
+        raise UsageError(f"--config {args.config}: no such file")
+    if args.max_file_size is not None and args.max_file_size < 0:
+        raise UsageError("--max-file-size must be 0 or more")
+    command_line = CommandLine(
+        select=tuple(_ids(args.select)) if args.select is not None else None,
+        extend_select=tuple(_ids(args.extend_select) or ()),
+        ignore=tuple(_ids(args.ignore)) if args.ignore is not None else None,
+        extend_ignore=tuple(_ids(args.extend_ignore) or ()),
+        exclude=tuple(args.exclude),
+        max_file_size=args.max_file_size,
+        rocm_version=parse_rocm_version(args.rocm_version, "--rocm-version") if args.rocm_version is not None else None,
+        archs=parse_archs(_ids(args.arch) or [""], "--arch") if args.arch is not None else None,
+        config_file=Path(args.config) if args.config else None,
+        isolated=args.isolated,
+    )
+    from rocmlint.engine import select_checks
 
-        config = replace(config, max_file_size=args.max_file_size)
-    if args.rocm_version is not None or args.arch is not None:
-        from dataclasses import replace
-
-        from rocmlint.config import GpuTarget, parse_archs, parse_rocm_version
-
-        target = config.target
-        if args.rocm_version is not None:
-            target = replace(target, rocm_version=parse_rocm_version(args.rocm_version, "--rocm-version"))
-        if args.arch is not None:
-            target = replace(target, archs=parse_archs(_ids(args.arch) or [""], "--arch"))
-        config = replace(config, target=GpuTarget(target.rocm_version, target.archs))
-    return config
+    if command_line.select is not None and not command_line.select and not command_line.extend_select:
+        raise UsageError("--select names no check: give check ids or prefixes (ALL for every check)")
+    # Command-line ids are checked here, before any file is read.
+    for ids in (command_line.select, command_line.extend_select, command_line.ignore, command_line.extend_ignore):
+        if ids:
+            select_checks(list(ids), [])
+    return Settings(command_line)
 
 
 def _scan(args) -> int:
-    from rocmlint.engine import ScanRequest, scan, select_checks
     from rocmlint.report import render
+    from rocmlint.settings import scan_paths
 
-    if args.unsafe_fixes and not args.fix:
-        raise UsageError("--unsafe-fixes needs --fix")
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes needs --fix or --diff")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
+    _check_workflow_options(args)
+    settings = _settings(args)
+    if args.paths == ["-"]:
+        return _scan_stdin(args, settings)
     paths = [Path(p) for p in (args.paths or ["."])]
     for path in paths:
         _check_path(path)
     if args.output:
         _check_output(args.output)
-    config = _load_config(args)
-    select = _ids(args.select) if args.select is not None else (list(config.select) if config.select is not None else None)
-    if select is not None and not select:
-        where = "--select" if args.select is not None else f"{config.path} [tool.rocmlint] select"
-        raise UsageError(f"{where} names no check: give check ids or prefixes (ALL for every check)")
-    ignore = _ids(args.ignore) if args.ignore is not None else list(config.ignore)
-    checks = select_checks(select, ignore)
-    request = ScanRequest(paths, checks, config, tuple(args.exclude), args.jobs, use_project=not args.no_project)
-    result = scan(request)
+
+    def run():
+        with _Progress(args) as progress:
+            return scan_paths(
+                paths, settings, jobs=args.jobs, use_project=not args.no_project, force_exclude=args.force_exclude,
+                progress=progress,
+            )
+
+    result, checks = run()
+    if args.add_noqa:
+        return _add_noqa(result)
+    if args.diff:
+        return _show_diff(result, args.unsafe_fixes)
     if args.fix:
         from rocmlint.fixes import fix_files
 
         applied, fix_problems = fix_files(result.findings, args.unsafe_fixes)
         if applied:
-            result = scan(request)
+            result, checks = run()
         result.problems.extend(fix_problems)
         print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
-    rocm_version = config.target.rocm_version if config.target is not None else None
+    if args.baseline:
+        if args.write_baseline:
+            return _write_baseline(args, result)
+        result = _without_baselined(args, result)
+    rocm_version = _rocm_version(settings, paths[0])
     report = render(
         args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated, rocm_version=rocm_version,
-        show_skipped=args.show_skipped,
+        paths=paths, sarif_category=args.sarif_category, statistics=args.statistics, show_skipped=args.show_skipped,
     )
     if args.output:
         _write_report(args.output, report)
@@ -260,6 +276,168 @@ def _write_stdout(report: str) -> None:
     buffer.flush()
 
 
+# --- options for workflows users already have (ruff's habits, CI services, adoption) ----------
+
+
+def _add_workflow_options(scan) -> None:
+    group = scan.add_argument_group("selection, input and adoption")
+    group.add_argument("--extend-select", action="append", metavar="IDS", help="comma-separated check ids or prefixes to add to the selection")
+    group.add_argument("--extend-ignore", action="append", metavar="IDS", help="comma-separated check ids or prefixes to add to `ignore`")
+    group.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude patterns to files named on the command line too (for pre-commit, which names every file)",
+    )
+    group.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="with PATH `-`: the name of the text read from standard input (its language, configuration and how reports name it)",
+    )
+    group.add_argument("--statistics", action="store_true", help="count findings per check instead of listing them (text or json)")
+    group.add_argument(
+        "--diff", action="store_true", help="print the fixes --fix would apply as a unified diff, change no file (exit 1 if there are any)"
+    )
+    group.add_argument("--add-noqa", action="store_true", help="add a noqa comment to every line with a finding, where that is safe")
+    group.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="report only findings that are not recorded in FILE (recorded by path, check and line contents, not line numbers)",
+    )
+    group.add_argument("--write-baseline", action="store_true", help="with --baseline FILE: record every current finding in FILE")
+    group.add_argument(
+        "--sarif-category", metavar="NAME", help="SARIF: the category that tells this analysis apart from others of the same commit"
+    )
+
+
+def _check_workflow_options(args) -> None:
+    if args.stdin_filename is not None and args.paths != ["-"]:
+        raise UsageError("--stdin-filename needs the path `-` (read standard input)")
+    if "-" in args.paths and args.paths != ["-"]:
+        raise UsageError("`-` (standard input) cannot be scanned together with other paths")
+    if args.write_baseline and not args.baseline:
+        raise UsageError("--write-baseline needs --baseline FILE")
+    if args.statistics and args.format not in ("text", "json"):
+        raise UsageError("--statistics prints text or json")
+    exclusive = [name for name, on in (("--fix", args.fix), ("--diff", args.diff), ("--add-noqa", args.add_noqa),
+                                       ("--write-baseline", args.write_baseline)) if on]
+    if len(exclusive) > 1:
+        raise UsageError(f"{' and '.join(exclusive)} cannot be used together")
+    if args.sarif_category is not None and args.format != "sarif":
+        raise UsageError("--sarif-category needs --format sarif")
+
+
+def _rocm_version(settings, path):
+    config = settings.config_for(path)
+    return config.target.rocm_version if config.target is not None else None
+
+
+class _Progress:
+    """`checked N/M files` on standard error while a scan runs, when it is a terminal (never in
+    a pipe or a CI log); the line is erased at the end."""
+
+    def __init__(self, args):
+        self.on = not args.quiet and sys.stderr.isatty()
+        self.shown = False
+        self.last = 0.0
+
+    def __enter__(self):
+        return self.update if self.on else None
+
+    def update(self, done: int, total: int) -> None:
+        import time
+
+        now = time.monotonic()
+        if done < total and now - self.last < 0.1:
+            return
+        self.last = now
+        sys.stderr.write(f"\rrocmlint: checked {done}/{total} files")
+        sys.stderr.flush()
+        self.shown = True
+
+    def __exit__(self, *exc) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _scan_stdin(args, settings) -> int:
+    from rocmlint.fixes import rewritten, unified_diff
+    from rocmlint.report import render
+    from rocmlint.settings import checks_for
+    from rocmlint.stdin import scan_text
+
+    if args.add_noqa or args.baseline:
+        raise UsageError("--add-noqa and --baseline work on files, not on standard input")
+    data = sys.stdin.buffer.read()
+    result = scan_text(data, args.stdin_filename, settings, use_project=not args.no_project, force_exclude=args.force_exclude)
+    name = args.stdin_filename or "-"
+    config = settings.config_for(args.stdin_filename or Path.cwd() / "-")
+    if args.fix or args.diff:
+        fixed, applied = rewritten(data, result.findings, args.unsafe_fixes) if result.findings else (data, 0)
+        if args.diff:
+            sys.stdout.write(unified_diff(name, data, fixed) if applied else "")
+            print(f"Would fix {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
+            return EXIT_FINDINGS if applied else EXIT_CLEAN
+        # As ruff does: the fixed text on standard output, what remains on standard error.
+        sys.stdout.buffer.write(fixed)
+        sys.stdout.flush()
+        if applied:
+            result = scan_text(fixed, args.stdin_filename, settings, use_project=not args.no_project)
+        sys.stderr.write(render("text", result, checks_for(config)))
+    else:
+        report = render(
+            args.format, result, list(checks_for(config)), show_fix=args.show_fix, show_gated=args.show_gated,
+            rocm_version=config.target.rocm_version, paths=[Path(args.stdin_filename or ".")],
+            sarif_category=args.sarif_category, statistics=args.statistics,
+        )
+        if args.output:
+            Path(args.output).write_text(report, encoding="utf-8")
+        else:
+            sys.stdout.write(report)
+    if result.problems and not args.quiet and args.format != "github":
+        for problem in result.problems:
+            where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+            print(f"{where}: skipped: {problem.reason}", file=sys.stderr)
+    return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _show_diff(result, unsafe: bool) -> int:
+    from rocmlint.fixes import diff_of_fixes
+
+    diff, applied = diff_of_fixes(result.findings, unsafe)
+    sys.stdout.write(diff)
+    print(f"Would fix {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
+    return EXIT_FINDINGS if applied else EXIT_CLEAN
+
+
+def _add_noqa(result) -> int:
+    from rocmlint.add_noqa import add_noqa
+
+    report = add_noqa(result.findings)
+    for path, line, why in report.refused:
+        print(f"{path}:{line}: no noqa comment added: {why}", file=sys.stderr)
+    print(f"Added {report.added} noqa comment{'s' if report.added != 1 else ''} in {report.files} file{'s' if report.files != 1 else ''}.",
+          file=sys.stderr)
+    return EXIT_FINDINGS if report.refused else EXIT_CLEAN
+
+
+def _write_baseline(args, result) -> int:
+    from rocmlint.baseline import write_baseline
+
+    count = write_baseline(Path(args.baseline), result.findings)
+    print(f"Wrote {count} finding{'s' if count != 1 else ''} to {args.baseline}.", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def _without_baselined(args, result):
+    from rocmlint.baseline import filter_baselined, read_baseline
+
+    kept, hidden = filter_baselined(result.findings, read_baseline(Path(args.baseline)), Path(args.baseline))
+    result.findings = kept
+    result.baselined = hidden
+    return result
+
+
 def _rules(args) -> int:
     from rocmlint.checks_loader import load_catalog
     from rocmlint.docs import render_check_table
@@ -318,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    from rocmlint.baseline import BaselineError
     from rocmlint.checks_loader import CheckFileError
     from rocmlint.config import ConfigError
     from rocmlint.engine import SelectionError
@@ -329,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
             return _rules(args)
         if args.command == "explain":
             return _explain(args)
-    except (UsageError, ConfigError, SelectionError, CheckFileError) as exc:
+    except (UsageError, ConfigError, SelectionError, CheckFileError, BaselineError) as exc:
         print(f"rocmlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:

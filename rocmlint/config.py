@@ -1,13 +1,19 @@
-"""`[tool.rocmlint]` in pyproject.toml, read by every face.
+"""Configuration: `[tool.rocmlint]` in pyproject.toml, or the same keys at the top of a
+rocmlint.toml, read by every face.
 
-The configuration used is the nearest pyproject.toml that has a `[tool.rocmlint]` table,
-searching upward from a starting directory (the scanned path for `rocmlint scan`, the checked
-file's directory for flake8) and stopping at the repository root (a directory with `.git`).
+As in ruff, each file is checked with the configuration nearest to it: the first directory
+upward from the file that holds a rocmlint.toml, or a pyproject.toml with a `[tool.rocmlint]`
+table (rocmlint.toml wins when a directory has both), stopping at the repository root (a
+directory with `.git`). Without one, the defaults apply. `--config FILE` names one file for
+every scanned file instead, and `--isolated` ignores configuration files altogether.
 
     [tool.rocmlint]
     select = ["ROCM"]            # check ids or id prefixes; default: every check enabled by default
+    extend-select = ["ROCM901"]  # added to `select` (or to the defaults)
     ignore = ["ROCM005"]         # ids or prefixes to leave out
+    per-file-ignores = { "tests/**" = ["ROCM001"] }   # gitignore-style pattern -> ids or prefixes
     exclude = ["third_party/", "*_pb2.py"]   # gitignore-style patterns, relative to this file
+    extend-exclude = ["gen/"]    # more of the same: both add to the folders always skipped
     max-file-size = 1048576      # bytes; larger files are reported and skipped (0: no limit)
     cuda-only = ["csrc/sm90/"]   # gitignore-style: files the ROCm build never compiles
     rocm-sources = ["csrc/common/"]  # files the ROCm build does compile, whatever the build files say
@@ -15,11 +21,13 @@ file's directory for flake8) and stopping at the repository root (a directory wi
     arch = ["gfx942", "gfx1100"] # the AMD GPUs the port targets (fp8 types, wave size, TF32, ...)
 
 Without `rocm-version` and `arch`, checks report what is wrong on any current ROCm release and
-name the GPUs affected.
+name the GPUs affected. A wrong key or value is a ConfigError whose message names the file and
+the key; nothing here raises anything else on bad input.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -32,23 +40,12 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
+# In one directory, the first of these that holds a configuration is the one used.
+CONFIG_FILE_NAMES = ("rocmlint.toml", "pyproject.toml")
 
 
 class ConfigError(ValueError):
     """The configuration is wrong; the message names the file and the key."""
-
-
-@dataclass(frozen=True)
-class Config:
-    path: Path | None = None  # the pyproject.toml it came from, if any
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    root: Path = field(default_factory=Path.cwd)  # what `exclude` patterns are relative to
-    cuda_only: tuple[str, ...] = ()  # files the ROCm build never compiles, for builds rocmlint cannot read
-    rocm_sources: tuple[str, ...] = ()  # files the ROCm build compiles, whatever the build files seem to say
-    target: "GpuTarget" = field(default_factory=lambda: GpuTarget())
 
 
 @dataclass(frozen=True)
@@ -61,6 +58,50 @@ class GpuTarget:
     @property
     def configured(self) -> bool:
         return self.rocm_version is not None or bool(self.archs)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None = None  # the file it came from, if any
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    # (gitignore-style pattern relative to `root`, ids or prefixes left out in matching files)
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = ()  # `exclude` and `extend-exclude` together
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    root: Path = field(default_factory=Path.cwd)  # what patterns are relative to
+    cuda_only: tuple[str, ...] = ()  # files the ROCm build never compiles, for builds rocmlint cannot read
+    rocm_sources: tuple[str, ...] = ()  # files the ROCm build compiles, whatever the build files seem to say
+    target: GpuTarget = field(default_factory=GpuTarget)
+
+    def ignored_here(self, path: str | Path) -> tuple[str, ...]:
+        """The ids and prefixes `per-file-ignores` leaves out for `path`."""
+        if not self.per_file_ignores:
+            return ()
+        relative = _relative(path, self.root)
+        if relative is None:
+            return ()
+        codes: list[str] = []
+        for pattern, ids in self.per_file_ignores:
+            if _spec((pattern,)).match_file(relative):
+                codes.extend(ids)
+        return tuple(codes)
+
+
+@lru_cache(maxsize=256)
+def _spec(patterns: tuple[str, ...]):
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def _relative(path: str | Path, root: Path) -> str | None:
+    absolute, base = os.path.abspath(path), os.path.abspath(root)
+    relative = os.path.relpath(absolute, base)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return None
+    return relative.replace(os.sep, "/")
 
 
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -89,81 +130,138 @@ def parse_archs(value: object, where: str) -> tuple[str, ...]:
     return tuple(archs)
 
 
-_KEYS = {
-    "select": list, "ignore": list, "exclude": list, "max-file-size": int, "cuda-only": list, "rocm-sources": list,
-    "rocm-version": str, "arch": list,
+def check_selectors(values: object, where: str) -> tuple[str, ...]:
+    """A list of check ids or id prefixes ("ROCM0", "ALL"), each naming at least one check."""
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ConfigError(f'{where} must be a list of strings (check ids or prefixes, such as ["ROCM001", "ROCM2"]), got {values!r}')
+    from rocmlint.checks_loader import load_catalog
+
+    ids = [c.id for c in load_catalog()]
+    for value in values:
+        selector = value.strip().upper()
+        if not selector or not (selector == "ALL" or any(i.startswith(selector) for i in ids)):
+            raise ConfigError(f"{where}: unknown check or prefix {value!r} (see `rocmlint rules`)")
+    return tuple(v.strip().upper() for v in values)
+
+
+def _strings(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _size(value: object, where: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ConfigError(f"{where} must be a number (bytes; 0 for no limit), got {value!r}")
+    if value < 0:
+        raise ConfigError(f"{where} must be 0 or more, got {value}")
+    return value
+
+
+def _per_file_ignores(value: object, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f'{where} must be a table of pattern = [check ids], such as {{ "tests/**" = ["ROCM001"] }}, got {value!r}')
+    return tuple((pattern, check_selectors(ids, f"{where} {pattern!r}")) for pattern, ids in value.items())
+
+
+# key -> how its value is read (the reader names the file and key in its errors)
+_READERS = {
+    "select": check_selectors,
+    "extend-select": check_selectors,
+    "ignore": check_selectors,
+    "per-file-ignores": _per_file_ignores,
+    "exclude": _strings,
+    "extend-exclude": _strings,
+    "max-file-size": _size,
+    "cuda-only": _strings,
+    "rocm-sources": _strings,
+    "rocm-version": parse_rocm_version,
+    "arch": parse_archs,
 }
+KNOWN_KEYS = tuple(_READERS)
 
 
-def parse_config(table: dict, path: Path) -> Config:
+def parse_config(table: dict, path: Path, section: str = "[tool.rocmlint] ") -> Config:
+    """Read a configuration table. `section` is how keys are named in errors: "[tool.rocmlint] "
+    in a pyproject.toml, "" at the top of a rocmlint.toml."""
+    values = {}
     for key, value in table.items():
-        if key not in _KEYS:
-            raise ConfigError(f"{path}: unknown key [tool.rocmlint] {key} (known keys: {', '.join(_KEYS)})")
-        expected = _KEYS[key]
-        if key in ("rocm-version", "arch"):
-            continue  # validated below, with their own wording
-        if not isinstance(value, expected) or isinstance(value, bool):
-            raise ConfigError(f"{path}: [tool.rocmlint] {key} must be a {'list of strings' if expected is list else 'number'}")
-        if expected is list and not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{path}: [tool.rocmlint] {key} must be a list of strings")
-    size = table.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
-    if size < 0:
-        raise ConfigError(f"{path}: [tool.rocmlint] max-file-size must be 0 or more")
-    target = GpuTarget(
-        parse_rocm_version(table["rocm-version"], f"{path}: [tool.rocmlint] rocm-version") if "rocm-version" in table else None,
-        parse_archs(table["arch"], f"{path}: [tool.rocmlint] arch") if "arch" in table else (),
-    )
+        reader = _READERS.get(key)
+        if reader is None:
+            raise ConfigError(f"{path}: unknown key {section}{key} (known keys: {', '.join(KNOWN_KEYS)})")
+        values[key] = reader(value, f"{path}: {section}{key}")
     return Config(
         path=path,
-        select=tuple(table["select"]) if "select" in table else None,
-        ignore=tuple(table.get("ignore", ())),
-        exclude=tuple(table.get("exclude", ())),
-        max_file_size=size,
+        select=values.get("select"),
+        extend_select=values.get("extend-select", ()),
+        ignore=values.get("ignore", ()),
+        per_file_ignores=values.get("per-file-ignores", ()),
+        exclude=values.get("exclude", ()) + values.get("extend-exclude", ()),
+        max_file_size=values.get("max-file-size", DEFAULT_MAX_FILE_SIZE),
         root=path.parent,
-        cuda_only=tuple(table.get("cuda-only", ())),
-        rocm_sources=tuple(table.get("rocm-sources", ())),
-        target=target,
+        cuda_only=values.get("cuda-only", ()),
+        rocm_sources=values.get("rocm-sources", ()),
+        target=GpuTarget(values.get("rocm-version"), values.get("arch", ())),
     )
 
 
 def load_config_file(path: Path) -> Config:
+    """The configuration in one file: `[tool.rocmlint]` of a pyproject.toml (or of any file
+    laid out like one), else the top-level keys (rocmlint.toml)."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     return _config_from_bytes(raw, path)
 
 
 def _config_from_bytes(raw: bytes, path: Path) -> Config:
+    """Config(path=None) when a pyproject.toml has no [tool.rocmlint] table."""
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from exc
-    tool = data.get("tool", {})
-    table = tool.get("rocmlint") if isinstance(tool, dict) else None  # `tool = 5` holds no [tool.rocmlint]
-    if table is None:
-        return Config(path=None, root=path.parent)
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.rocmlint] must be a table")
-    return parse_config(table, path)
+        data = tomllib.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read: not valid UTF-8 (byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read: not valid TOML: {exc}") from exc
+    if path.name == "pyproject.toml" or "tool" in data:
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{path}: `tool` must be a table (where [tool.rocmlint] lives), got {tool!r}")
+        table = tool.get("rocmlint")
+        if table is None:
+            return Config(path=None, root=path.parent)
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.rocmlint] must be a table, got {table!r}")
+        return parse_config(table, path)
+    return parse_config(data, path, section="")
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=8192)  # one entry per folder of a scan
 def find_config(start: Path) -> Config:
-    """The nearest [tool.rocmlint] table above `start` (a directory), or the defaults."""
+    """The configuration nearest to the directory `start`, or the defaults."""
     directory = start.resolve()
     for candidate in (directory, *directory.parents):
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file():
+        for name in CONFIG_FILE_NAMES:
+            config_file = candidate / name
+            if not config_file.is_file():
+                continue
             try:
-                raw = pyproject.read_bytes()
-            except OSError:
-                raw = b""
+                raw = config_file.read_bytes()
+            except OSError as exc:
+                raise ConfigError(f"{config_file}: cannot read: {exc.strerror or exc}") from exc
             # Most pyproject files have no rocmlint table: parse only those that mention it.
-            if b"rocmlint" in raw:
-                config = _config_from_bytes(raw, pyproject)
-                if config.path is not None:
-                    return config
+            if name == "pyproject.toml" and b"rocmlint" not in raw:
+                continue
+            config = _config_from_bytes(raw, config_file)
+            if config.path is not None:
+                return config
         if (candidate / ".git").exists():
             break
     return Config(root=Path.cwd())
+
+
+def config_for_file(path: str | Path) -> Config:
+    """The configuration nearest to a file (or a directory itself)."""
+    path = Path(path)
+    directory = path if path.is_dir() else path.parent
+    return find_config(Path(os.path.abspath(directory)))

@@ -6,6 +6,7 @@ a check's docs cannot drift from the check. Every page has the same headings.
 
 from __future__ import annotations
 
+from rocmlint import REPOSITORY_URL
 from rocmlint.checks_loader import Check
 
 _GATED_NOTE = (
@@ -19,6 +20,11 @@ _FENCE = {"python": "python", "cpp": "cpp", "cmake": "cmake", "dockerfile": "doc
 def prose(text: str) -> str:
     """Join the hard-wrapped lines of each paragraph, for viewers that keep line breaks."""
     return "\n\n".join(" ".join(p.split()) for p in text.split("\n\n"))
+
+
+def docs_url(check: Check) -> str:
+    """Where a check's documentation is read on the web: its check file in the repository."""
+    return f"{REPOSITORY_URL}/blob/main/checks/{check.source}"
 
 
 def _fence(check: Check) -> str:

@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from rocmlint.checks_loader import Check, load_catalog
 from rocmlint.config import Config
@@ -276,7 +276,10 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
         if key in seen:
             continue
         seen.add(key)
-        end_line, end_col = source.position(match.end)
+        # A match that takes in its line's newline (`#include` and `#define` lines) ends at
+        # the end of that line, not at the start of the next one.
+        end = match.end - 1 if match.end > match.start and source.text[match.end - 1] == "\n" else match.end
+        end_line, end_col = source.position(end)
         fix = _fix(check, match, source)
         touched = {line, end_line}
         if fix is not None:
@@ -363,14 +366,20 @@ class ScanRequest:
     extra_excludes: tuple[str, ...] = ()
     jobs: int | None = None
     use_project: bool = True  # read the projects' builds to gate code the ROCm build never compiles
+    progress: Callable[[int], None] | None = None  # called with the number of files checked so far
+    targets: list[Target] | None = None  # files already discovered (then `paths` is not walked)
 
 
 def scan(request: ScanRequest) -> ScanResult:
     excludes = Excludes(request.config.exclude + request.extra_excludes, request.config.root)
     languages = {lang for c in request.checks for lang in c.languages}
-    files = find_files(request.paths, excludes, languages)
-    targets = files.targets
-    result = ScanResult(files_scanned=len(targets) + len(files.problems), problems=list(files.problems), left_out=list(files.left_out))
+    if request.targets is not None:
+        targets = [t for t in request.targets if t.language in languages]
+        result = ScanResult(files_scanned=len(targets))
+    else:
+        files = find_files(request.paths, excludes, languages)
+        targets = files.targets
+        result = ScanResult(files_scanned=len(targets) + len(files.problems), problems=list(files.problems), left_out=list(files.left_out))
     for path in request.paths:
         # A file named on the command line that rocmlint cannot read as any language is said
         # so, rather than silently counted as clean.
@@ -386,16 +395,22 @@ def scan(request: ScanRequest) -> ScanResult:
         ids = [c.id for c in request.checks]
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target)) as pool:
             count = len(batches)
-            for findings, problems, read in pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count):
+            for done, (findings, problems, read) in enumerate(
+                pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count), start=1
+            ):
                 result.findings.extend(findings)
                 result.problems.extend(problems)
                 if directives is not None:
                     directives.update(read)
+                if request.progress is not None:
+                    request.progress(min(done * 64, len(targets)))
     else:
-        for target in targets:
+        for done, target in enumerate(targets, start=1):
             findings, problems = check_file(target, request.checks, max_size, directives, request.config.target)
             result.findings.extend(findings)
             result.problems.extend(problems)
+            if request.progress is not None:
+                request.progress(done)
     if request.use_project:
         result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems, directives)
     hits = result.findings

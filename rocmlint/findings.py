@@ -140,3 +140,4 @@ class ScanResult:
     # Files and folders left out on purpose (ignore rules, exclude patterns, links not
     # followed), each with its reason; listed on request (--show-skipped).
     left_out: list[Problem] = field(default_factory=list)
+    baselined: int = 0  # findings left out because a --baseline file records them

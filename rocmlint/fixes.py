@@ -7,12 +7,16 @@ Python file whose rewritten text would not parse is not written; the new text go
 temporary file beside the original, which is then renamed over it, so a full disk, a quota
 or a crash leaves the original whole. A file that cannot be written is reported, and the
 other files are still fixed.
+
+`rewritten` and `diff_of_fixes` give the same rewrite as text, for --diff and for a fix of
+standard input.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
+import difflib
 import os
 import tempfile
 from typing import Iterable
@@ -141,3 +145,37 @@ def write_atomically(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def rewritten(raw: bytes, findings, unsafe: bool) -> tuple[bytes, int]:
+    """(the file's bytes with the fixes of `findings` applied, how many were applied), as
+    --fix would write them."""
+    edits, applied = choose_edits(list(findings), unsafe)
+    if not applied:
+        return raw, 0
+    bom = raw.startswith(b"\xef\xbb\xbf")
+    fixed = rewrite(raw.decode("utf-8-sig"), edits)
+    return (b"\xef\xbb\xbf" if bom else b"") + fixed.encode("utf-8"), applied
+
+
+def unified_diff(path: str, before: bytes, after: bytes) -> str:
+    old = before.decode("utf-8-sig").splitlines(keepends=True)
+    new = after.decode("utf-8-sig").splitlines(keepends=True)
+    lines = difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def diff_of_fixes(findings, unsafe: bool, read=lambda path: read_regular_file(path, 0)) -> tuple[str, int]:
+    """The unified diff --fix would make, and how many fixes it holds."""
+    by_path: dict[str, list] = {}
+    for finding in findings:
+        if finding.fix is not None:
+            by_path.setdefault(finding.path, []).append(finding)
+    out, total = [], 0
+    for path in sorted(by_path):
+        before = read(path)
+        after, applied = rewritten(before, by_path[path], unsafe)
+        if applied:
+            out.append(unified_diff(path, before, after))
+            total += applied
+    return "".join(out), total

@@ -110,6 +110,7 @@ def _tokens(pattern: str) -> tuple:
     """Compile a wildmatch pattern (WM_PATHNAME) to tokens."""
     tokens: list = []
     i, n = 0, len(pattern)
+    plain_prefix = next((k for k, c in enumerate(pattern) if c in "*?[\\"), n)
     while i < n:
         ch = pattern[i]
         if ch == "*":
@@ -117,12 +118,19 @@ def _tokens(pattern: str) -> tuple:
             while j < n and pattern[j] == "*":
                 j += 1
             double = j - i >= 2
-            starts_segment = i == 0 or pattern[i - 1] == "/"
-            if double and j < n and pattern[j] == "/":
-                # `**/`: zero or more whole directories. git (2.39) reads it so after any
-                # text too: `a**/a` ignores `aa`, as `a` + no directories + `a`.
-                tokens.append((_DIRECTORIES,))
+            # git compares a pattern's leading plain text on its own and matches the rest from
+            # there, so `**` right after that text counts as starting a segment too: `a**/a`
+            # ignores `aa` (`a`, then `**/` as zero directories, then `a`); `[ab]**/a` does not.
+            starts_segment = i == 0 or pattern[i - 1] == "/" or i == plain_prefix
+            if double and starts_segment and pattern[j : j + 1] == "/":
+                tokens.append((_DIRECTORIES,))  # `**/`: zero or more whole directories
                 i = j + 1
+                continue
+            if double and starts_segment and pattern[j : j + 2] == "\\/":
+                # `**\/`: git's `**` crosses directories here too, but without the shortcut
+                # for none: anything, then the escaped slash read as a literal one.
+                tokens.append((_ANYTHING,))
+                i = j
                 continue
             if double and starts_segment and j == n:
                 tokens.append((_ANYTHING,))  # `**` at the end: everything below

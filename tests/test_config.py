@@ -87,3 +87,116 @@ def test_arch_facts_read_the_amd_target_table():
     for name in known_targets():
         facts, entry = arch_facts(name), target(name)
         assert (facts.wave_size, facts.fp8, facts.lds_kib) == (entry.wave_size, entry.fp8 or "none", entry.lds_kib), name
+
+
+# --- as in ruff: each file with its nearest configuration ----------------------------------
+
+
+def _scan_codes(tmp_path, *args):
+    proc = run_cli("scan", *args, "--format", "json", cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    return sorted((f["path"], f["code"]) for f in json.loads(proc.stdout)["findings"])
+
+
+def test_each_file_is_checked_with_its_nearest_configuration(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\nignore = ["ROCM001"]\n')
+    (tmp_path / "a.py").write_text(PITFALLS)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "rocmlint.toml").write_text('select = ["ROCM001"]\n')
+    (sub / "b.py").write_text(PITFALLS)
+    # A pyproject.toml without [tool.rocmlint] is not a configuration: the search goes on.
+    deeper = sub / "pkg"
+    deeper.mkdir()
+    (deeper / "pyproject.toml").write_text('[project]\nname = "pkg"\n')
+    (deeper / "c.py").write_text(PITFALLS)
+    expected = [("a.py", "ROCM002"), ("sub/b.py", "ROCM001"), ("sub/pkg/c.py", "ROCM001")]
+    for order in ((".",), ("sub", "a.py"), ("a.py", "sub"), ("sub/pkg/c.py", "sub/b.py", "a.py")):
+        assert _scan_codes(tmp_path, *order) == expected, order
+    # --config names one file for all; --isolated reads none.
+    assert _scan_codes(tmp_path, ".", "--config", "sub/rocmlint.toml") == [
+        ("a.py", "ROCM001"), ("sub/b.py", "ROCM001"), ("sub/pkg/c.py", "ROCM001")
+    ]
+    assert len(_scan_codes(tmp_path, ".", "--isolated")) == 6
+
+
+def test_rocmlint_toml_wins_over_pyproject_in_the_same_folder(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\nignore = ["ROCM001"]\n')
+    (tmp_path / "rocmlint.toml").write_text('ignore = ["ROCM002"]\n')
+    (tmp_path / "a.py").write_text(PITFALLS)
+    assert _scan_codes(tmp_path, ".") == [("a.py", "ROCM001")]
+    assert find_config(tmp_path).path == tmp_path / "rocmlint.toml"
+
+
+def test_extend_select_per_file_ignores_and_extend_exclude(tmp_path):
+    from rocmlint.checks_loader import check_by_id
+
+    expand_kv = check_by_id("ROCM901").invalid_examples[0].code  # off by default
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.rocmlint]\n"
+        'extend-select = ["ROCM901"]\n'
+        'per-file-ignores = { "tests/**" = ["ROCM001"], "legacy_*.py" = ["ROCM0"] }\n'
+        'exclude = ["vendor/"]\n'
+        'extend-exclude = ["generated/"]\n'
+    )
+    for name in ("model.py", "tests/test_model.py", "legacy_io.py", "vendor/v.py", "generated/g.py"):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(PITFALLS + expand_kv)
+    assert _scan_codes(tmp_path, ".") == [
+        ("legacy_io.py", "ROCM901"), ("legacy_io.py", "ROCM901"),
+        ("model.py", "ROCM001"), ("model.py", "ROCM002"), ("model.py", "ROCM901"), ("model.py", "ROCM901"),
+        ("tests/test_model.py", "ROCM002"), ("tests/test_model.py", "ROCM901"), ("tests/test_model.py", "ROCM901"),
+    ]
+    # On the command line: --extend-select adds, --select replaces, --extend-ignore adds.
+    assert _scan_codes(tmp_path, "model.py", "--select", "ROCM001", "--extend-select", "ROCM002") == [
+        ("model.py", "ROCM001"), ("model.py", "ROCM002")
+    ]
+    assert _scan_codes(tmp_path, "model.py", "--extend-ignore", "ROCM9,ROCM002") == [("model.py", "ROCM001")]
+
+
+def test_excluded_files_named_on_the_command_line(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\nexclude = ["vendor/"]\n')
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "v.py").write_text(PITFALLS)
+    assert len(_scan_codes(tmp_path, "vendor/v.py")) == 2  # named: scanned, as before
+    assert _scan_codes(tmp_path, "vendor/v.py", "--force-exclude") == []  # what pre-commit hooks use
+
+
+def test_config_and_isolated_together_is_an_error(tmp_path):
+    (tmp_path / "a.py").write_text(PITFALLS)
+    (tmp_path / "rocmlint.toml").write_text("")
+    proc = run_cli("scan", ".", "--config", "rocmlint.toml", "--isolated", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--config and --isolated cannot be used together" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "name,body,words",
+    [
+        ("pyproject.toml", "tool = 5\n[project]\nname = \"rocmlint-user\"\n", "`tool` must be a table"),
+        ("pyproject.toml", "[tool]\nrocmlint = 5\n", "[tool.rocmlint] must be a table"),
+        ("pyproject.toml", "[tool.rocmlint]\nper-file-ignores = [\"tests/\"]\n", "[tool.rocmlint] per-file-ignores must be a table"),
+        ("pyproject.toml", "[tool.rocmlint]\nper-file-ignores = { \"t/\" = [\"ROCM555\"] }\n",
+         "[tool.rocmlint] per-file-ignores 't/': unknown check or prefix 'ROCM555'"),
+        ("pyproject.toml", "[tool.rocmlint]\nextend-select = [\"XYZ\"]\n", "[tool.rocmlint] extend-select: unknown check or prefix 'XYZ'"),
+        ("pyproject.toml", "[tool.rocmlint]\nextend-exclude = \"gen/\"\n", "[tool.rocmlint] extend-exclude must be a list of strings"),
+        ("pyproject.toml", "[tool.rocmlint]\nmax-file-size = -1\n", "[tool.rocmlint] max-file-size must be 0 or more"),
+        ("pyproject.toml", "[tool.rocmlint]\nmax-file-size = true\n", "[tool.rocmlint] max-file-size must be a number"),
+        ("rocmlint.toml", "selct = []\n", "rocmlint.toml: unknown key selct"),
+        ("rocmlint.toml", "select = 5\n", "rocmlint.toml: select must be a list of strings"),
+        ("rocmlint.toml", b"select = [\"\xff\"]\n", "not valid UTF-8"),
+    ],
+)
+def test_bad_configuration_names_file_and_key_without_a_traceback(tmp_path, name, body, words):
+    sub = tmp_path / "sub"  # a nested configuration: found for the file under it
+    sub.mkdir()
+    (sub / name).write_bytes(body if isinstance(body, bytes) else body.encode())
+    (sub / "a.py").write_text(PITFALLS)
+    (tmp_path / "b.py").write_text(PITFALLS)
+    for args in (("sub",), ("b.py", "sub/a.py"), ("--config", f"sub/{name}", "b.py")):
+        proc = run_cli("scan", *args, cwd=tmp_path)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+        assert str(sub / name) in proc.stderr or f"sub/{name}" in proc.stderr, proc.stderr
+        assert words in proc.stderr, proc.stderr

@@ -1,7 +1,6 @@
 """The engine's own promises: schema errors, prefilter, suppressions, parallel = serial."""
 
 import textwrap
-from pathlib import Path
 
 import pytest
 import yaml
@@ -121,3 +120,12 @@ def test_cpp_suppression_forms():
     )
     findings, _ = check_source(SourceFile("k.cu", code, "cpp"), select_checks(["ROCM003"]))
     assert [f.line for f in findings] == [7, 8, 9]
+
+
+def test_a_match_that_takes_in_its_newline_ends_on_its_own_line():
+    from rocmlint.checks_loader import check_by_id
+
+    source = SourceFile("k.cu", '#include <cutlass/gemm.h>\nint x;\n', "cpp")
+    findings, _ = check_source(source, [check_by_id("ROCM005")])
+    (finding,) = findings
+    assert (finding.line, finding.col, finding.end_line, finding.end_col) == (1, 0, 1, len("#include <cutlass/gemm.h>"))

@@ -1,5 +1,6 @@
 """The flake8 plugin and the scanner are two faces of one engine: real flake8 must report the
-same (path, line, column, code) set as `rocmlint scan --format json` on Python files."""
+same (path, line, column, code) set as `rocmlint scan --format json` on Python files, columns
+included (both count code points)."""
 
 import json
 import subprocess
@@ -58,11 +59,8 @@ def _scanner(cwd: Path) -> set[tuple[str, int, int, str]]:
     for f in document["findings"]:
         if not f["path"].endswith(".py"):
             continue
-        # flake8 counts columns in UTF-8 bytes (the unit of its `ast` tree); the scanner in
-        # code points. Convert the scanner's column to compare like with like.
-        line_text = (cwd / f["path"]).read_text(encoding="utf-8").splitlines()[f["line"] - 1]
-        byte_col = len(line_text[: f["column"] - 1].encode("utf-8")) + 1
-        rows.add((str(Path(f["path"])), f["line"], byte_col, f["code"]))
+        # Both faces count columns in code points, as pycodestyle does.
+        rows.add((str(Path(f["path"])), f["line"], f["column"], f["code"]))
     return rows
 
 
@@ -80,9 +78,9 @@ def test_flake8_and_scanner_agree(tmp_path):
     assert from_flake8 == from_scanner
     assert from_flake8 == {
         ("app/train.py", 1, 1, "ROCM001"),
-        # "äöü" is 3 code points and 6 UTF-8 bytes: the call starts at code-point column 24
-        # (what the scanner prints) and at byte column 27 (what flake8 prints).
-        ("app/train.py", 4, 27, "ROCM002"),
+        # "äöü" is 3 code points and 6 UTF-8 bytes: the call starts at code-point column 24,
+        # which both faces print (the `ast` tree's byte column would be 27).
+        ("app/train.py", 4, 24, "ROCM002"),
         ("app/train.py", 6, 2, "ROCM002"),
         ("app/nested/util.py", 2, 5, "ROCM001"),
     }
@@ -92,6 +90,12 @@ def test_both_faces_read_tool_rocmlint(tmp_path):
     _write_tree(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\nignore = ["ROCM002"]\nexclude = ["app/nested/"]\n')
     expected = {("app/train.py", 1, 1, "ROCM001")}
+    assert _flake8(tmp_path) == expected
+    assert _scanner(tmp_path) == expected
+    # A nested rocmlint.toml governs the files under it, in both faces; so do per-file-ignores.
+    (tmp_path / "app" / "nested" / "rocmlint.toml").write_text('select = ["ROCM001"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\nper-file-ignores = { "app/train.py" = ["ROCM001"] }\n')
+    expected = {("app/train.py", 4, 24, "ROCM002"), ("app/train.py", 6, 2, "ROCM002"), ("app/nested/util.py", 2, 5, "ROCM001")}
     assert _flake8(tmp_path) == expected
     assert _scanner(tmp_path) == expected
 

@@ -48,7 +48,7 @@ def repo(tmp_path_factory):
 
 
 FIXED = [
-    "a**/a",  # `**/` after text: git reads it as zero or more directories too
+    "a**/a", "aa**/b", "[ab]**/a", "a*b**/a", "a**", "**\\/b",  # `**` right after the leading plain text; an escaped slash
     "*.py", "a*", "/a.py", "x/", "x/*", "x/**", "**/a.py", "a/**/b.py", "**", "***", "*a*a*a*b", "[ab].py", "[!a]*.py",
     "[a-b]b.py", "[z-a].py", "[[:alpha:]].py", "\\[a\\].py", "a\\ b.py", "\\!a.py", "\\#a.py", "!", "\\", "?.py",
     "x/y", "/x/", "a/", "a//", "x//", "**/x/**", "aa/**/ab.py", "*/a.py", "x/**/a.py", "a/*", "[", "a[b", ".py", "*.p[xy]",

@@ -3,7 +3,6 @@
 import subprocess
 import sys
 import venv
-from pathlib import Path
 
 from conftest import REPO
 
@@ -16,6 +15,11 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
         capture_output=True,
     )
     (wheel,) = dist.glob("rocmlint-*.whl")
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as archive:  # the license travels with the package
+        licenses = [n for n in archive.namelist() if n.endswith("/LICENSE") and ".dist-info/" in n]
+        assert licenses and archive.read(licenses[0]) == (REPO / "LICENSE").read_bytes()
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     bin_dir = env_dir / "bin"
@@ -43,3 +47,14 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
         text=True,
     )
     assert no_torch.returncode == 0, no_torch.stderr
+
+
+def test_license_file_matches_pyproject():
+    import tomllib
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["license"]
+    text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert declared == {"text": "Apache-2.0"}
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text
+    assert "END OF TERMS AND CONDITIONS" in text

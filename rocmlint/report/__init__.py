@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
-FORMATS = ("text", "json", "sarif", "github")
+from pathlib import Path
+
+FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit")
 
 
 def render(
-    fmt: str, result, checks, *, show_fix: bool = False, show_gated: bool = False, rocm_version=None, show_skipped: bool = False
+    fmt: str,
+    result,
+    checks,
+    *,
+    show_fix: bool = False,
+    show_gated: bool = False,
+    rocm_version=None,
+    paths=(),
+    sarif_category: str | None = None,
+    statistics: bool = False,
+    show_skipped: bool = False,
 ) -> str:
+    """`paths` are the scanned paths: SARIF and GitLab name files relative to the repository
+    root they are in (rocmlint.report.locations)."""
+    from rocmlint.report.locations import git_top_level, source_root
+
+    if statistics:
+        from rocmlint.report.statistics import render_statistics_json, render_statistics_text
+
+        return render_statistics_json(result) if fmt == "json" else render_statistics_text(result)
     if fmt == "text":
         from rocmlint.report.text import render_text
 
@@ -19,9 +39,17 @@ def render(
     if fmt == "sarif":
         from rocmlint.report.sarif import render_sarif
 
-        return render_sarif(result, checks, show_gated=show_gated, show_skipped=show_skipped)
+        return render_sarif(result, checks, show_gated=show_gated, show_skipped=show_skipped, root=source_root(paths), category=sarif_category)
     if fmt == "github":
         from rocmlint.report.github import render_github
 
-        return render_github(result)
+        return render_github(result, root=git_top_level(paths[0] if paths else Path(".")))
+    if fmt == "gitlab":
+        from rocmlint.report.gitlab import render_gitlab
+
+        return render_gitlab(result, root=source_root(paths))
+    if fmt == "junit":
+        from rocmlint.report.junit import render_junit
+
+        return render_junit(result)
     raise ValueError(f"unknown format {fmt!r}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 from rocmlint import __version__
+from rocmlint.checks_loader import check_by_id
+from rocmlint.docs import docs_url
 from rocmlint.report.text import shown
 
 
@@ -39,7 +41,13 @@ def finding_dict(f) -> dict:
         "severity": f.severity,
         "message": f.message,
         "fix": fix,
+        "url": _url(f.check_id),
     }
+
+
+def _url(check_id: str) -> str | None:
+    check = check_by_id(check_id)
+    return docs_url(check) if check is not None else None
 
 
 def render_json(result, *, show_gated: bool = False, show_skipped: bool = False) -> str:

@@ -1,49 +1,78 @@
 """SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
 
 Every selected check is listed once in `tool.driver.rules` with its docs; results point at
-files by URIs relative to `%SRCROOT%` (the current directory); columns are 1-based UTF-16 code
-units (`columnKind: utf16CodeUnits`); automatic rewrites become `fixes`; files that could not be
-scanned become `toolExecutionNotifications`. With --show-gated, the hits the gates kept back are
-results with a `suppressions` entry (kind `external`) whose justification is the gate's reason.
+files by URIs relative to `%SRCROOT%`, which `originalUriBaseIds` sets to the top level of the
+git work tree (else the scan root, rocmlint.report.locations); columns are 1-based UTF-16 code
+units (`columnKind: utf16CodeUnits`); automatic rewrites become `fixes`; files that could not
+be scanned become `toolExecutionNotifications`. With --show-gated, the hits the gates kept back
+are results with a `suppressions` entry (kind `external`) whose justification is the gate's
+reason.
+
+GitHub's rules for uploaded SARIF, which the schema does not say (GitHub's "SARIF support for
+code scanning" and "SARIF results exceed one or more limits" pages,
+https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning
+and https://docs.github.com/en/code-security/code-scanning/troubleshooting-sarif-uploads/results-exceed-limit):
+- a rule's `shortDescription` and `fullDescription` are at most 1,024 characters (the whole
+  text stays in `help`);
+- a rule keeps at most 10 tags;
+- `partialFingerprints.primaryLocationLineHash` is how an alert is followed from run to run
+  (rocmlint.fingerprints: stable when lines move);
+- a run shows at most 5,000 results and is rejected above 25,000: past 5,000, results are kept
+  by severity and the rest are counted in a notification;
+- `automationDetails.id` carries the category (`--sarif-category`) that tells two analyses of
+  one commit apart.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from urllib.parse import quote
 
-from rocmlint import __version__
-from rocmlint.discovery import relative_to_cwd
-from rocmlint.docs import prose, render_markdown, render_text
+from rocmlint import REPOSITORY_URL, __version__
+from rocmlint.docs import docs_url, prose, render_markdown, render_text
 from rocmlint.findings import utf16_column
+from rocmlint.fingerprints import fingerprints
+from rocmlint.report.locations import relative_to
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/rocmlint/"
+INFORMATION_URI = REPOSITORY_URL
 _LEVEL = {"error": "error", "warning": "warning", "note": "note"}
 # GitHub reads `problem.severity` as error / warning / recommendation.
 _PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "note": "recommendation"}
+_SEVERITY_RANK = {"error": 0, "warning": 1, "note": 2}
+DESCRIPTION_LIMIT = 1024
+TAGS_LIMIT = 10
+RESULTS_LIMIT = 5000
 
 
-def _uri(path: str) -> tuple[str, str | None]:
-    """(uri, uriBaseId): relative to %SRCROOT% when the file is under it, else an absolute file URI."""
-    relative = relative_to_cwd(path)
-    if relative is not None:
-        # Percent-encode the name's bytes: a name that is not UTF-8 keeps its bytes (%FF).
-        return quote(os.fsencode(relative)), "%SRCROOT%"
-    return Path(os.path.abspath(path)).as_uri(), None
+def shorten(text: str, limit: int = DESCRIPTION_LIMIT) -> str:
+    """`text` if it fits, else its longest run of whole sentences that fits with " …"."""
+    if len(text) <= limit:
+        return text
+    room = text[: limit - 2]
+    ends = [m.end() for m in re.finditer(r"[.:;](?=\s)", room)]
+    cut = ends[-1] if ends else room.rstrip().rfind(" ")
+    return room[: cut if cut > 0 else len(room)].rstrip() + " …"
 
 
-def _location(path: str, region: dict | None = None) -> dict:
-    uri, base = _uri(path)
-    artifact = {"uri": uri}
-    if base:
-        artifact["uriBaseId"] = base
-    physical = {"artifactLocation": artifact}
-    if region:
-        physical["region"] = region
-    return {"physicalLocation": physical}
+class _Paths:
+    def __init__(self, root: Path):
+        self.root = root
+
+    def location(self, path: str, region: dict | None = None) -> dict:
+        relative = relative_to(path, self.root)
+        if relative is not None:
+            # Percent-encode the name's bytes: a name that is not UTF-8 keeps its bytes (%FF).
+            artifact = {"uri": quote(os.fsencode(relative)), "uriBaseId": "%SRCROOT%"}
+        else:
+            artifact = {"uri": Path(path).resolve().as_uri()}
+        physical: dict = {"artifactLocation": artifact}
+        if region:
+            physical["region"] = region
+        return {"physicalLocation": physical}
 
 
 def _region(context: dict, line: int, col: int, end_line: int, end_col: int) -> dict:
@@ -59,36 +88,36 @@ def _rule(check) -> dict:
     rule = {
         "id": check.id,
         "name": "".join(part.capitalize() for part in check.name.split("-")),
-        "shortDescription": {"text": check.title},
-        "fullDescription": {"text": prose(check.description)},
+        "shortDescription": {"text": shorten(check.title)},
+        "fullDescription": {"text": shorten(prose(check.description))},
         "help": {"text": render_text(check), "markdown": render_markdown(check)},
+        "helpUri": docs_url(check),
         "defaultConfiguration": {"level": _LEVEL[check.severity], "enabled": check.enabled_by_default},
         "properties": {
-            "tags": list(check.tags),
+            "tags": list(check.tags)[:TAGS_LIMIT],
             "precision": check.precision,
             "problem.severity": _PROBLEM_SEVERITY[check.severity],
         },
     }
-    if check.references:
-        rule["helpUri"] = check.references[0]
     return rule
 
 
-def _result(finding, rule_index: dict[str, int]) -> dict:
+def _result(finding, rule_index: dict[str, int], paths: _Paths, fingerprint: str) -> dict:
     result = {
         "ruleId": finding.check_id,
         "ruleIndex": rule_index[finding.check_id],
         "level": _LEVEL[finding.severity],
         "message": {"text": finding.message},
         "locations": [
-            _location(
+            paths.location(
                 finding.path,
                 _region(finding.context, finding.line, finding.col, finding.end_line, finding.end_col),
             )
         ],
+        "partialFingerprints": {"primaryLocationLineHash": fingerprint},
     }
     if finding.fix is not None:
-        uri_location = _location(finding.path)["physicalLocation"]["artifactLocation"]
+        uri_location = paths.location(finding.path)["physicalLocation"]["artifactLocation"]
         result["fixes"] = [
             {
                 "description": {"text": f"{finding.fix.title} ({finding.fix.safety} fix)"},
@@ -111,17 +140,12 @@ def _result(finding, rule_index: dict[str, int]) -> dict:
     return result
 
 
-def _gated_result(finding, rule_index: dict[str, int]) -> dict:
-    """A gated hit as a suppressed result: viewers hide it, and its justification says why."""
-    entry = _result(finding, rule_index)
-    entry.pop("fixes", None)
-    entry["suppressions"] = [{"kind": "external", "justification": finding.gate}]
-    return entry
-
-
-def render_sarif(result, checks, *, show_gated: bool = False, show_skipped: bool = False) -> str:
+def render_sarif(
+    result, checks, *, show_gated: bool = False, show_skipped: bool = False, root: Path | None = None, category: str | None = None
+) -> str:
     from rocmlint.report.text import shown
 
+    paths = _Paths(root or Path.cwd())
     rules = [_rule(c) for c in checks]
     rule_index = {c.id: i for i, c in enumerate(checks)}
     notifications = []
@@ -131,7 +155,7 @@ def render_sarif(result, checks, *, show_gated: bool = False, show_skipped: bool
             {
                 "level": "error" if problem.internal else "warning",
                 "message": {"text": f"{shown(problem.path)}: skipped: {problem.reason}"},
-                "locations": [_location(problem.path, region)],
+                "locations": [paths.location(problem.path, region)],
                 "descriptor": {"id": "file-skipped"},
             }
         )
@@ -140,10 +164,38 @@ def render_sarif(result, checks, *, show_gated: bool = False, show_skipped: bool
             {
                 "level": "note",
                 "message": {"text": f"{shown(left.path)}: left out: {left.reason}"},
-                "locations": [_location(left.path.rstrip("/"))],
+                "locations": [paths.location(left.path.rstrip("/"))],
                 "descriptor": {"id": "file-left-out"},
             }
         )
+    gated = list(result.gated) if show_gated else []
+    prints = fingerprints([*result.findings, *gated])
+    # Past GitHub's display limit, keep the most severe results (GitHub would keep those too)
+    # and say how many were left out, rather than upload what is silently cut or rejected.
+    findings = sorted(result.findings, key=lambda f: _SEVERITY_RANK[f.severity])[:RESULTS_LIMIT]
+    kept = {id(f) for f in findings}
+    findings = [f for f in result.findings if id(f) in kept]
+    gated_kept = gated[: RESULTS_LIMIT - len(findings)]
+    left_out = len(result.findings) - len(findings) + len(gated) - len(gated_kept)
+    if left_out:
+        notifications.append(
+            {
+                "level": "warning",
+                "message": {
+                    "text": f"{left_out} of {len(result.findings) + len(gated)} results left out: GitHub code scanning "
+                    f"shows at most {RESULTS_LIMIT} results per run, so the {RESULTS_LIMIT} most severe are kept. "
+                    "`--format json` lists them all; --select, --ignore or a --baseline narrow the run."
+                },
+                "descriptor": {"id": "results-limit"},
+            }
+        )
+    results = [_result(f, rule_index, paths, prints[id(f)]) for f in findings]
+    for f in gated_kept:
+        entry = _result(f, rule_index, paths, prints[id(f)])
+        # A gated hit is a suppressed result: viewers hide it, and its justification says why.
+        entry.pop("fixes", None)
+        entry["suppressions"] = [{"kind": "external", "justification": f.gate}]
+        results.append(entry)
     run = {
         "tool": {
             "driver": {
@@ -160,10 +212,12 @@ def render_sarif(result, checks, *, show_gated: bool = False, show_skipped: bool
                 "toolExecutionNotifications": notifications,
             }
         ],
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(os.getcwd()).as_uri() + "/"}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": paths.root.resolve().as_uri().rstrip("/") + "/"}},
         "columnKind": "utf16CodeUnits",
-        "results": [_result(f, rule_index) for f in result.findings]
-        + ([_gated_result(f, rule_index) for f in result.gated] if show_gated else []),
+        "results": results,
     }
+    if category:
+        # GitHub reads the part of the id up to its last "/" as the category.
+        run["automationDetails"] = {"id": category.rstrip("/") + "/"}
     document = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -93,7 +93,7 @@ class FakeAiter:
         self.namespace = namespace
         self.has_sink = "sink_size" in mha_schema
         self.calls: dict[str, list[dict]] = {"mha_fwd": [], "gemm_a16w16": [],
-                                              "silu_and_mul": [], "gelu_tanh_and_mul": []}
+                                             "silu_and_mul": [], "gelu_tanh_and_mul": []}
         self.violations: list[str] = []
         self.fail: set[str] = set()
         self.lib = torch.library.Library(namespace, "DEF")

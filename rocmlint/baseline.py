@@ -1,0 +1,79 @@
+"""Baselines: adopt rocmlint on a big legacy tree without fixing everything first.
+
+`rocmlint scan --baseline FILE --write-baseline` records every current finding in FILE;
+`rocmlint scan --baseline FILE` then reports only findings that are not in it. A finding is
+recorded by its path (relative to the baseline file's folder, so the scan may run from anywhere),
+its check id and its fingerprint (rocmlint.fingerprints), not by its line: code added or removed
+above a recorded finding does not bring it back. Editing the flagged line, renaming the file or
+adding another copy of the same line makes a new finding.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+from rocmlint.fingerprints import fingerprints
+
+FORMAT_VERSION = 1
+
+
+class BaselineError(ValueError):
+    """The baseline file cannot be read or written; the message names it."""
+
+
+def _key_path(path: str, base: Path) -> str:
+    return os.path.relpath(os.path.abspath(path), str(base)).replace(os.sep, "/")
+
+
+def _entries(findings, base: Path) -> list[dict]:
+    prints = fingerprints(findings)
+    return [
+        {"path": _key_path(f.path, base), "code": f.check_id, "fingerprint": prints[id(f)]}
+        for f in sorted(findings, key=lambda f: f.sort_key())
+    ]
+
+
+def write_baseline(path: Path, findings) -> int:
+    entries = _entries(findings, path.resolve().parent)
+    document = {"rocmlint-baseline": FORMAT_VERSION, "findings": entries}
+    try:
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise BaselineError(f"--baseline {path}: cannot write: {exc.strerror or exc}") from exc
+    return len(entries)
+
+
+def read_baseline(path: Path) -> Counter:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise BaselineError(f"--baseline {path}: no such file (write one with --write-baseline)") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BaselineError(f"--baseline {path}: cannot read: {exc}") from exc
+    entries = document.get("findings") if isinstance(document, dict) else None
+    if not isinstance(document, dict) or document.get("rocmlint-baseline") != FORMAT_VERSION or not isinstance(entries, list):
+        raise BaselineError(f"--baseline {path}: not a rocmlint baseline (version {FORMAT_VERSION})")
+    keys: Counter = Counter()
+    for entry in entries:
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("path", "code", "fingerprint")):
+            raise BaselineError(f"--baseline {path}: an entry without path, code and fingerprint: {entry!r}")
+        keys[(entry["path"], entry["code"], entry["fingerprint"])] += 1
+    return keys
+
+
+def filter_baselined(findings: list, baseline: Counter, path: Path) -> tuple[list, int]:
+    """(the findings not in the baseline, how many were in it)."""
+    base = path.resolve().parent
+    remaining = Counter(baseline)
+    prints = fingerprints(findings)
+    kept = []
+    for f in findings:
+        key = (_key_path(f.path, base), f.check_id, prints[id(f)])
+        if remaining[key] > 0:
+            remaining[key] -= 1
+        else:
+            kept.append(f)
+    return kept, len(findings) - len(kept)

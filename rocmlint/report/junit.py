@@ -1,0 +1,47 @@
+"""JUnit XML, for CI systems that show test reports: one test suite per checked file with
+findings, one failed test case per finding, and files that could not be scanned as skipped
+cases. A clean scan is one suite with one passed case, so that the report says the scan ran."""
+
+from __future__ import annotations
+
+import re
+from xml.etree import ElementTree
+
+# XML 1.0 cannot hold these characters at all, escaped or not; flagged code may contain them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def render_junit(result) -> str:
+    by_path: dict[str, list] = {}
+    for finding in result.findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    cases = len(result.findings) + len(result.problems)
+    suites = ElementTree.Element(
+        "testsuites", name="rocmlint", tests=str(max(cases, 1)), failures=str(len(result.findings)), errors="0"
+    )
+    for path, findings in by_path.items():
+        suite = ElementTree.SubElement(
+            suites, "testsuite", name=_xml(path), tests=str(len(findings)), failures=str(len(findings)), errors="0", skipped="0"
+        )
+        for f in findings:
+            where = _xml(f"{path}:{f.line}:{f.col + 1}")
+            case = ElementTree.SubElement(suite, "testcase", name=f"{f.check_id} at {where}", classname=_xml(path))
+            failure = ElementTree.SubElement(case, "failure", message=_xml(f"{f.check_id} {f.message}"), type=f.check_id)
+            failure.text = _xml(f"{where}: {f.check_id} {f.message}")
+    if result.problems:
+        suite = ElementTree.SubElement(
+            suites, "testsuite", name="files not scanned", tests=str(len(result.problems)), failures="0", errors="0",
+            skipped=str(len(result.problems)),
+        )
+        for problem in result.problems:
+            case = ElementTree.SubElement(suite, "testcase", name=_xml(problem.path), classname="rocmlint")
+            ElementTree.SubElement(case, "skipped", message=_xml(problem.reason))
+    if not cases:
+        suite = ElementTree.SubElement(suites, "testsuite", name="rocmlint", tests="1", failures="0", errors="0", skipped="0")
+        ElementTree.SubElement(suite, "testcase", name=f"no findings in {result.files_scanned} files", classname="rocmlint")
+    ElementTree.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"

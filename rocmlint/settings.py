@@ -1,0 +1,206 @@
+"""What each scanned file is checked with: its nearest configuration, with the command line's
+options on top (as in ruff), and the checks that selects.
+
+`scan_paths` walks the given paths once, groups the files by the configuration that applies to
+each, and runs the engine once per group, so a file in a sub-project with its own
+rocmlint.toml or pyproject.toml is checked with that file's settings whatever the order of the
+paths on the command line.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Sequence
+
+from rocmlint.config import Config, GpuTarget, config_for_file, load_config_file
+from rocmlint.findings import Finding, Problem, ScanResult
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """Settings given on the command line; None: keep what the configuration says."""
+
+    select: tuple[str, ...] | None = None  # replaces the configured `select`
+    extend_select: tuple[str, ...] = ()  # added to the selection
+    ignore: tuple[str, ...] | None = None  # replaces the configured `ignore`
+    extend_ignore: tuple[str, ...] = ()  # added to the configured `ignore`
+    exclude: tuple[str, ...] = ()  # gitignore-style, relative to the current directory
+    max_file_size: int | None = None
+    rocm_version: tuple[int, ...] | None = None
+    archs: tuple[str, ...] | None = None
+    config_file: Path | None = None  # --config: this file for every scanned file
+    isolated: bool = False  # --isolated: no configuration file at all
+
+
+class Settings:
+    """Answers "which configuration applies to this file?" for one run."""
+
+    def __init__(self, command_line: CommandLine = CommandLine()):
+        self.command_line = command_line
+        self._fixed: Config | None = None
+        if command_line.isolated:
+            self._fixed = Config()
+        elif command_line.config_file is not None:
+            self._fixed = load_config_file(command_line.config_file)
+            if self._fixed.path is None:  # a pyproject.toml without [tool.rocmlint]: its defaults
+                self._fixed = Config(root=command_line.config_file.parent)
+
+    def config_for(self, path: str | Path) -> Config:
+        base = self._fixed if self._fixed is not None else config_for_file(path)
+        return _with_command_line(base, self.command_line)
+
+
+@lru_cache(maxsize=256)
+def _with_command_line(config: Config, command_line: CommandLine) -> Config:
+    changes: dict = {}
+    if command_line.select is not None:
+        # A selection made on the command line starts afresh, the file's extend-select too (as in ruff).
+        changes["select"] = command_line.select
+        changes["extend_select"] = command_line.extend_select
+    elif command_line.extend_select:
+        changes["extend_select"] = config.extend_select + command_line.extend_select
+    if command_line.ignore is not None:
+        changes["ignore"] = command_line.ignore
+    if command_line.extend_ignore:
+        changes["ignore"] = changes.get("ignore", config.ignore) + command_line.extend_ignore
+    if command_line.max_file_size is not None:
+        changes["max_file_size"] = command_line.max_file_size
+    if command_line.rocm_version is not None or command_line.archs is not None:
+        changes["target"] = GpuTarget(
+            command_line.rocm_version if command_line.rocm_version is not None else config.target.rocm_version,
+            command_line.archs if command_line.archs is not None else config.target.archs,
+        )
+    return replace(config, **changes) if changes else config
+
+
+@lru_cache(maxsize=256)
+def checks_for(config: Config) -> tuple:
+    """The checks a configuration selects, in catalog order: `select` (or the checks on by
+    default) and `extend-select`, less `ignore`. Raises SelectionError on an unknown id."""
+    from rocmlint.checks_loader import load_catalog
+    from rocmlint.engine import select_checks
+
+    if config.select is not None and not config.select and not config.extend_select:
+        from rocmlint.engine import SelectionError
+
+        raise SelectionError(f"{config.path} [tool.rocmlint] select names no check: give check ids or prefixes (ALL for every check)")
+    chosen = {c.id for c in select_checks(list(config.select) if config.select is not None else None, list(config.ignore))}
+    if config.extend_select:
+        chosen |= {c.id for c in select_checks(list(config.extend_select), list(config.ignore))}
+    return tuple(c for c in load_catalog() if c.id in chosen)
+
+
+def ignored_in_file(check_id: str, codes: Sequence[str]) -> bool:
+    return any(check_id.startswith(code) or code == "ALL" for code in codes)
+
+
+class _AnyOf:
+    """Several exclude lists, each relative to its own folder, read as one."""
+
+    def __init__(self, *excludes):
+        self.excludes = excludes
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        return self.reason(path, is_dir) is not None
+
+    def reason(self, path, is_dir: bool) -> str | None:
+        return next((why for e in self.excludes if (why := e.reason(path, is_dir)) is not None), None)
+
+
+@lru_cache(maxsize=256)
+def excludes_relative_to(patterns: tuple[str, ...], root: Path):
+    from rocmlint.discovery import Excludes
+
+    return Excludes(patterns, root)
+
+
+def scan_paths(
+    paths: Sequence[Path],
+    settings: Settings,
+    *,
+    jobs: int | None = None,
+    use_project: bool = True,
+    force_exclude: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[ScanResult, list]:
+    """Scan `paths`, each file with its own configuration. Returns the merged result and every
+    check that ran on some file (for reporters that list the rules).
+
+    A file named on the command line is scanned even when a configuration excludes it, unless
+    `force_exclude` (what pre-commit hooks need: they name every changed file)."""
+    from rocmlint.checks_loader import load_catalog
+    from rocmlint.discovery import find_files
+    from rocmlint.engine import ScanRequest, scan
+    from rocmlint.languages import language_of
+
+    command_line_excludes = excludes_relative_to(settings.command_line.exclude, Path.cwd().resolve())
+    groups: dict[Config, list] = {}
+    seen: set[str] = set()
+    result = ScanResult()
+    for given in paths:
+        if given.is_file() and language_of(str(given)) is None:
+            # Said so, rather than silently counted as clean.
+            result.problems.append(Problem(given.as_posix(), "not a file type rocmlint checks (see README: which files)"))
+            continue
+        top = settings.config_for(given)
+        walk_excludes = _AnyOf(excludes_relative_to(top.exclude, top.root), command_line_excludes)
+        explicit = not given.is_dir()
+        files = find_files([given], walk_excludes)
+        result.problems.extend(files.problems)
+        result.left_out.extend(files.left_out)
+        result.files_scanned += len(files.problems)
+        for target in files.targets:
+            key = os.path.realpath(target.path)
+            if key in seen:
+                continue
+            seen.add(key)
+            config = settings.config_for(target.path)
+            if explicit and force_exclude:
+                excluded = _AnyOf(excludes_relative_to(config.exclude, config.root), command_line_excludes).excluded(Path(target.path), False)
+            elif not explicit and config != top:
+                excluded = excludes_relative_to(config.exclude, config.root).excluded(Path(target.path), False)
+            else:
+                excluded = False
+            if not excluded:
+                groups.setdefault(config, []).append(target)
+
+    checks_by_config = {config: checks_for(config) for config in groups}
+    work = {
+        config: [t for t in targets if t.language in {lang for c in checks_by_config[config] for lang in c.languages}]
+        for config, targets in groups.items()
+    }
+    total = sum(len(files) for files in work.values())
+    done = 0
+    for config, files in work.items():
+        if not files:
+            continue
+        part = scan(
+            ScanRequest(
+                [], list(checks_by_config[config]), config, (), jobs, use_project=use_project,
+                progress=_offset_progress(progress, done, total), targets=files,
+            )
+        )
+        done += len(files)
+        ignored = {path: config.ignored_here(path) for path in {f.path for f in part.findings + part.gated}}
+        result.findings.extend(f for f in part.findings if not ignored_in_file(f.check_id, ignored[f.path]))
+        result.gated.extend(f for f in part.gated if not ignored_in_file(f.check_id, ignored[f.path]))
+        result.problems.extend(part.problems)
+        result.files_scanned += part.files_scanned
+    result.findings.sort(key=Finding.sort_key)
+    result.gated.sort(key=Finding.sort_key)
+    result.problems.sort(key=lambda p: p.path)
+    if groups:
+        used = {c.id for checks in checks_by_config.values() for c in checks}
+    else:  # nothing to scan: the rules are those of the first path's configuration
+        used = {c.id for c in checks_for(settings.config_for(paths[0] if paths else Path(".")))}
+    return result, [c for c in load_catalog() if c.id in used]
+
+
+def _offset_progress(progress, offset: int, total: int):
+    """The engine counts the files of one group; the user sees the files of the whole run."""
+    if progress is None:
+        return None
+    return lambda count: progress(offset + count, total)

@@ -1,0 +1,65 @@
+"""`rocmlint scan -`: check text read from standard input, as editors and formatters hand it.
+
+`--stdin-filename PATH` says what the text is: its language comes from the name, its
+configuration from the folder (as for a file there), and reports name it. Without a name the
+text is taken as Python and shown as `-`. The text is never written anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rocmlint.findings import Problem, ScanResult
+
+
+def scan_text(data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False) -> ScanResult:
+    from rocmlint.engine import apply_project_model, check_source
+    from rocmlint.findings import Finding
+    from rocmlint.languages import language_of
+    from rocmlint.settings import excludes_relative_to, checks_for, ignored_in_file
+    from rocmlint.source import SourceFile
+
+    shown = filename or "-"
+    result = ScanResult()
+    language = language_of(filename) if filename else "python"
+    if language is None:
+        result.problems.append(Problem(shown, "not a file type rocmlint checks (see README: which files)"))
+        return result
+    config = settings.config_for(filename or os.path.join(os.getcwd(), "-"))
+    if filename and force_exclude:
+        excludes = (excludes_relative_to(config.exclude, config.root), excludes_relative_to(settings.command_line.exclude, Path.cwd().resolve()))
+        if any(e.excluded(Path(filename), False) for e in excludes):
+            return result
+    checks = [c for c in checks_for(config) if language in c.languages]
+    result.files_scanned = 1 if checks else 0
+    if not checks:
+        return result
+    if config.max_file_size and len(data) > config.max_file_size:
+        result.problems.append(Problem(shown, f"{len(data)} bytes is over the size limit of {config.max_file_size} bytes (max-file-size)"))
+        return result
+    if b"\0" in data[:8192]:
+        result.problems.append(Problem(shown, "binary input (NUL byte)"))
+        return result
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        result.problems.append(Problem(shown, f"not valid UTF-8 (byte {exc.start}, line {line})", line))
+        return result
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    source = SourceFile(shown, text, language, target=config.target)
+    try:
+        hits, problems = check_source(source, checks, keep_gated=True)
+    except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        hits, problems = [], [Problem(shown, f"internal error while checking: {type(exc).__name__}: {exc}")]
+    result.problems.extend(problems)
+    if use_project and filename:
+        hits = apply_project_model(hits, checks, config, result.problems)
+    ignored = config.ignored_here(filename) if filename else ()
+    hits = [h for h in hits if not ignored_in_file(h.check_id, ignored)]
+    result.findings = sorted((h for h in hits if h.gate is None), key=Finding.sort_key)
+    result.gated = sorted((h for h in hits if h.gate is not None), key=Finding.sort_key)
+    return result

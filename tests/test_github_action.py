@@ -1,0 +1,101 @@
+"""The composite GitHub Action (action.yml): its shape as GitHub reads it, and its shell steps run
+here as a runner runs them (bash -eo pipefail, GITHUB_ACTION_PATH, RUNNER_TEMP, GITHUB_OUTPUT):
+rocmlint is installed from the action's own folder, the scan writes SARIF that follows GitHub's
+rules, and the upload step gets that file. (The upload itself needs GitHub and is not run here.)"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+from conftest import REPO
+from test_sarif import _github_rules_hold, _validate, sarif_schema  # noqa: F401 - the fixture is used by name
+
+ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def _expressions(value):
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _expressions(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _expressions(item)
+    elif isinstance(value, str):
+        yield from EXPRESSION.findall(value)
+
+
+def test_action_is_a_composite_action_github_can_run():
+    assert ACTION["runs"]["using"] == "composite"
+    declared = set(ACTION["inputs"])
+    for expression in _expressions(ACTION):
+        for name in re.findall(r"inputs\.([A-Za-z0-9_-]+)", expression):
+            assert name in declared, name
+    for step in ACTION["runs"]["steps"]:
+        if "run" in step:
+            assert step["shell"] == "bash"  # composite run steps must name their shell
+            # Inputs reach scripts through `env`, never pasted into the script (script injection).
+            assert "${{" not in step["run"], step["name"]
+    upload = next(s for s in ACTION["runs"]["steps"] if "uses" in s)
+    assert upload["uses"] == "github/codeql-action/upload-sarif@v3"
+    assert upload["with"] == {"sarif_file": "${{ inputs.sarif-file }}", "category": "${{ inputs.category }}"}
+    assert upload["if"] == "inputs.upload == 'true'"
+
+
+def _run_step(step, inputs: dict, env: dict, cwd) -> subprocess.CompletedProcess:
+    def evaluate(text: str) -> str:
+        return EXPRESSION.sub(lambda m: inputs[m.group(1).split(".", 1)[1]], text)
+
+    step_env = {**env, **{name: evaluate(str(value)) for name, value in step.get("env", {}).items()}}
+    script = cwd.parent / "step.sh"
+    script.write_text(step["run"], encoding="utf-8")
+    # What GitHub runs for `shell: bash`.
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd, env=step_env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_action_steps_install_scan_and_hand_over_the_sarif(tmp_path, sarif_schema):  # noqa: F811
+    workspace, runner_temp = tmp_path / "workspace", tmp_path / "runner-temp"
+    workspace.mkdir()
+    runner_temp.mkdir()
+    (workspace / "src").mkdir()
+    (workspace / "src" / "monitor.py").write_text("import pynvml\n", encoding="utf-8")
+    (workspace / ".git").mkdir()
+    output = tmp_path / "github-output"
+    output.write_text("")
+    env = {
+        "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(tmp_path)),
+        "GITHUB_ACTION_PATH": str(REPO), "RUNNER_TEMP": str(runner_temp), "GITHUB_OUTPUT": str(output),
+        "GITHUB_WORKSPACE": str(workspace),
+    }
+    inputs = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
+    inputs.update({"python": sys.executable, "args": "--select ROCM001"})
+    steps = {step["name"]: step for step in ACTION["runs"]["steps"]}
+
+    install = _run_step(steps["Install rocmlint"], inputs, env, workspace)
+    assert install.returncode == 0, install.stderr
+    scan = _run_step(steps["Scan"], inputs, env, workspace)
+    assert scan.returncode == 0, scan.stderr  # findings are not an error of the step
+    assert output.read_text().splitlines() == ["exit-code=1"]
+    document = json.loads((workspace / inputs["sarif-file"]).read_text(encoding="utf-8"))
+    _validate(document, sarif_schema)
+    _github_rules_hold(document)
+    run = document["runs"][0]
+    assert run["automationDetails"] == {"id": "rocmlint/"}
+    assert [r["ruleId"] for r in run["results"]] == ["ROCM001"]
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/monitor.py"
+
+    # fail-on-findings: the last step fails the job once the report is uploaded.
+    fail = steps["Fail on findings"]
+    assert fail["if"] == "inputs.fail-on-findings == 'true' && steps.scan.outputs.exit-code == '1'"
+    failed = _run_step(fail, inputs, env, workspace)
+    assert failed.returncode == 1 and "::error title=rocmlint::" in failed.stdout
+
+    # A usage error stops the action before the upload.
+    output.write_text("")
+    broken = _run_step(steps["Scan"], {**inputs, "args": "--select ROCM777"}, env, workspace)
+    assert broken.returncode == 2 and output.read_text().splitlines() == ["exit-code=2"]
