@@ -34,6 +34,7 @@ from rocmlint.preprocessor import (
     condition_names_platform,
     condition_value,
     names_platform,
+    nvidia_side_table,
     scan_directives,
 )
 
@@ -550,6 +551,7 @@ class PreprocessorGates:
     def _compute(self, directives: list[Directive], count: int, guards: set[int], macros: MacroTable) -> None:
         self.macros = macros
         side_table = amd_side_table(macros)
+        nvidia_table = nvidia_side_table(macros)
         self._reasons: list[str | None] = [None] * (count + 2)
         # Lines gated only because they are the AMD side of a stack test (`#ifdef USE_ROCM`
         # ... here ... `#else`): code HIP compiles, which a check may still want to read.
@@ -570,13 +572,18 @@ class PreprocessorGates:
                 value, deciding = condition_value(keyword, directive.text, macros)
                 platform = index not in guards and condition_names_platform(directive.text, macros)
                 chain = Chain(platform, value, (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding)))
-                chain.side(condition_value(keyword, directive.text, side_table)[0], False)
+                chain.side(
+                    condition_value(keyword, directive.text, side_table)[0], False, condition_value(keyword, directive.text, nvidia_table)[0]
+                )
                 stack.append(chain)
             elif keyword in _BRANCHES and stack:
                 value, deciding = condition_value(keyword, directive.text, macros)
                 platform = keyword != "else" and condition_names_platform(directive.text, macros)
                 stack[-1].next_branch(platform, value, keyword == "else", (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding)))
-                stack[-1].side(condition_value(keyword, directive.text, side_table)[0], keyword == "else")
+                is_else = keyword == "else"
+                stack[-1].side(
+                    condition_value(keyword, directive.text, side_table)[0], is_else, condition_value(keyword, directive.text, nvidia_table)[0]
+                )
             elif keyword == "endif" and stack:
                 stack.pop()
                 levels.pop()

@@ -126,6 +126,29 @@ def amd_side_table(base: MacroTable) -> MacroTable:
     return _AmdSide(base)
 
 
+class _NvidiaSide(MacroTable):
+    """Which branches the NVIDIA build may compile: macros that name ROCm/HIP/AMD, HIP's version
+    macros and the project's macros derived from the GPU stack are undefined; NVIDIA's compiler
+    macros and everything else are unknown (any pass, any architecture). The project's facts are
+    facts of the AMD build and are not used."""
+
+    def __init__(self, base: MacroTable):
+        super().__init__({}, base.platform)
+
+    def lookup(self, name: str) -> MacroFact:
+        from rocmlint.build.worlds import names_cuda, names_rocm
+
+        if name in _CURRENT_HIP_VERSION or (names_rocm(name) and not names_cuda(name)):
+            return UNDEFINED
+        if name in self.platform and not names_cuda(name):
+            return UNDEFINED
+        return UNKNOWN_MACRO
+
+
+def nvidia_side_table(base: MacroTable) -> MacroTable:
+    return _NvidiaSide(base)
+
+
 def condition_names_platform(condition: str, macros: MacroTable = NO_PROJECT) -> bool:
     """Does a preprocessor condition (comments already removed or not) test a GPU stack macro?"""
     condition = re.sub(r"//.*|/\*.*?\*/", " ", condition)
@@ -471,7 +494,10 @@ def _directives_fast(text: str) -> list[Directive]:
 class Chain:
     """One open #if/#elif/#else/#endif chain, as HIP-Clang reads it, with why it gates."""
 
-    __slots__ = ("platform", "dead", "taken", "platform_at", "dead_at", "taken_at", "side_taken", "side_unknown", "amd_branch")
+    __slots__ = (
+        "platform", "dead", "taken", "platform_at", "dead_at", "taken_at", "side_taken", "side_unknown", "amd_branch",
+        "nvidia_taken", "shared",
+    )
 
     def __init__(self, platform: bool, value: int | None, at: tuple[int, str, tuple[str, ...]]):
         # `at`: (line, directive as written, project macros whose facts decided its value)
@@ -486,15 +512,24 @@ class Chain:
         self.side_taken = False  # an earlier branch is known to be the AMD side
         self.side_unknown = False  # an earlier branch's value under those assumptions is unknown
         self.amd_branch = False
+        self.nvidia_taken = False  # an earlier branch is known to be taken by the NVIDIA build
+        # The current branch is the AMD side and the NVIDIA build may compile it too
+        # (`#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)`): code for both
+        # stacks, which a test of a GPU stack macro does not make code for one.
+        self.shared = False
 
-    def side(self, value: int | None, is_else: bool) -> None:
-        """Record the current branch's value with AMD_SIDE assumptions. The branch is the AMD
-        side only when that is known: its condition is true and no earlier branch could be
-        taken, or it is the `#else` after branches all known false."""
+    def side(self, value: int | None, is_else: bool, nvidia_value: int | None = 0) -> None:
+        """Record the current branch's value with AMD_SIDE assumptions (`value`) and on the
+        NVIDIA side (`nvidia_value`). The branch is the AMD side only when that is known: its
+        condition is true and no earlier branch could be taken, or it is the `#else` after
+        branches all known false. It is shared when, besides, the NVIDIA build may take it."""
         earlier_open = self.side_taken or self.side_unknown
         self.amd_branch = not earlier_open and (is_else or bool(value))
         self.side_taken = self.side_taken or bool(value)
         self.side_unknown = self.side_unknown or (value is None and not is_else)
+        nvidia_possible = not self.nvidia_taken and (is_else or nvidia_value != 0)
+        self.shared = self.amd_branch and nvidia_possible
+        self.nvidia_taken = self.nvidia_taken or bool(nvidia_value)
 
     def amd_side(self) -> bool:
         """A platform chain whose current branch HIP compiles (`#ifdef USE_ROCM` side)."""
@@ -512,11 +547,11 @@ class Chain:
             self.taken, self.taken_at = True, at
 
     def gates(self) -> bool:
-        return self.platform or self.dead
+        return (self.platform and not self.shared) or self.dead
 
     def reason(self, macros: MacroTable) -> str | None:
         """Why code in the current branch is gated, in words; None when it is not."""
-        if self.platform:
+        if self.platform and not self.shared:
             line, text, _ = self.platform_at
             return f"inside `#{text}` (line {line}), code for one GPU stack"
         if not self.dead:

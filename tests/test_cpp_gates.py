@@ -41,6 +41,28 @@ using mask_t = unsigned long long; // G
 using mask_t = unsigned; // G
 #endif // G
 """,
+    # A branch that both builds compile is code for both stacks, though its test names one:
+    # the device pass of either compiler, or ROCm and a recent CUDA alike.
+    "shared-branch-both-stacks": """\
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+int device_side = threadIdx.x % 32;
+#else // G
+int host_side; // G
+#endif // G
+#if defined(USE_ROCM) || (defined(CUDA_VERSION) && CUDA_VERSION >= 12000)
+int both;
+#endif
+#if (__CUDA_ARCH__ >= 300) || (defined(__HIP_PLATFORM_AMD__) && HIP_VERSION >= 502)
+int modern;
+#else // G
+int old_gpus; // G
+#endif // G
+#ifdef USE_ROCM
+int only_rocm; // G
+#elif defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) // G
+int nvidia_device; // G
+#endif // G
+""",
     "ifndef": """\
 #ifndef USE_ROCM
 #include <cutlass/cutlass.h> // G

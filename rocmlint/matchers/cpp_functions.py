@@ -54,6 +54,8 @@ def cuda_arch_feature_gates(source, matcher) -> Iterator[Match]:
             continue
         if _nvidia_branch_is_nvidia_only(source, directives, index, taken_on_hip=bool(on_hip)):
             continue  # AMD could not use that branch anyway: the other one is its port
+        if _later_branch_for_amd(directives, index):
+            continue  # `#if defined(__CUDA_ARCH__)` ... `#elif defined(__HIPCC__)`: AMD has its own
         start = source.line_starts[directive.line - 1]
         line_text = source.line_text(directive.line)
         end = start + len(line_text.rstrip())
@@ -91,6 +93,17 @@ def _nvidia_branch_is_nvidia_only(source, directives, index: int, taken_on_hip: 
         if ptx_evidence(templates):
             return True
     return bool(_NVIDIA_ONLY_CODE.search(body))
+
+
+def _later_branch_for_amd(directives, index: int) -> bool:
+    """Does a later `#elif` of the chain at `index` test a GPU stack macro or the HIP device pass?"""
+    position = _branch_end(directives, index)
+    while position is not None and directives[position].keyword in ("elif", "elifdef", "elifndef"):
+        condition = directives[position].text
+        if condition_names_platform(condition) or _HIP_DEVICE.search(condition):
+            return True
+        position = _branch_end(directives, position)
+    return False
 
 
 def _branch_end(directives, index: int) -> int | None:
