@@ -294,6 +294,18 @@ class _Walk:
         self.languages = languages
         self.seen = seen
         self.found = found
+        self._real_folders: dict[str, str] = {}
+
+    def real_path(self, path: str, is_link: bool) -> str:
+        """os.path.realpath(path), resolving each folder once: a file that is not a link
+        resolves to its folder's real path joined with its name."""
+        if is_link:
+            return os.path.realpath(path)
+        folder, name = os.path.split(path)
+        real = self._real_folders.get(folder)
+        if real is None:
+            real = self._real_folders[folder] = os.path.realpath(folder or os.curdir)
+        return os.path.join(real, name)
 
     def wanted_language(self, name: str) -> str | None:
         language = language_of(name)
@@ -336,7 +348,7 @@ class _Walk:
         if excluded is not None:
             self.found.left_out.append(Problem(_display(path), excluded))
             return
-        key = os.path.realpath(path)
+        key = self.real_path(path, is_link)
         if key in self.seen:
             return
         self.seen.add(key)
