@@ -12,7 +12,6 @@ import ast
 import os
 import re
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -425,6 +424,9 @@ def scan(request: ScanRequest) -> ScanResult:
     # C/C++ directives read in the per-file pass, for the project pass (absolute path -> ...)
     directives: dict | None = {} if request.use_project else None
     if jobs > 1 and len(targets) >= _PARALLEL_THRESHOLD:
+        # Imported here: a scan too small for a pool need not pay for importing one.
+        from concurrent.futures import ProcessPoolExecutor
+
         batches = [targets[i : i + 64] for i in range(0, len(targets), 64)]
         jobs = min(jobs, len(batches))  # a process per batch at most: more would only wait
         ids = [c.id for c in request.checks]
@@ -466,17 +468,19 @@ def apply_project_model(
     hits in files the ROCm build never compiles, under macros the project defines only for
     NVIDIA, or in calls a HIP shim rewrites are gated; hits the file alone took for dead code
     come back when the project defines the macro for HIP. Built only for projects with hits."""
-    from dataclasses import replace as replaced
-
-    from rocmlint.project import build_model, find_project_root
-
     by_id = {c.id: c for c in checks}
-    overrides = _overrides(config)
     by_path: dict[str, list[int]] = {}
     for index, finding in enumerate(findings):
         check = by_id.get(finding.check_id)
         if check is not None and check.gated and "cpp" in check.languages and language_of(finding.path) == "cpp":
             by_path.setdefault(finding.path, []).append(index)
+    if not by_path:
+        return findings  # no C/C++ hit to look at again: the project model is not even imported
+    from dataclasses import replace as replaced
+
+    from rocmlint.project import build_model, find_project_root
+
+    overrides = _overrides(config)
     models: dict[str, object] = {}
     for path, indexes in by_path.items():
         absolute = os.path.abspath(path)

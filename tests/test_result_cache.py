@@ -116,3 +116,25 @@ def test_a_cache_that_cannot_be_written_is_no_error(tmp_path):
     blocked.write_text("")
     proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(blocked / "cache"), cwd=tree)
     assert proc.returncode == 0 and proc.stdout == _scan(tree), proc.stderr
+
+
+def test_the_parsed_catalog_is_kept_and_never_read_for_changed_check_files(tmp_path, monkeypatch):
+    from rocmlint import checks_loader
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    folder = tmp_path / "checks"
+    shutil.copytree(REPO / "checks", folder)
+    paths = sorted(folder.glob("*.yaml"))
+    first = checks_loader._catalog_data(paths)
+    kept = list((tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"))
+    assert len(kept) == 1
+    assert checks_loader._catalog_data(paths) == [tuple(item) for item in json.loads(kept[0].read_text())] == first
+    # An edited check file: its new text is parsed, never the kept data of the old one.
+    edited = paths[0]
+    edited.write_text(edited.read_text().replace("severity: error", "severity: warning").replace("severity: note", "severity: warning"))
+    data = dict(checks_loader._catalog_data(paths))
+    assert data[edited.name]["severity"] == "warning"
+    # A damaged kept file is parsed again, not an error.
+    for damaged in (tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"):
+        damaged.write_text("{not json")
+    assert dict(checks_loader._catalog_data(paths)) == data
