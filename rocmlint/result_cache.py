@@ -171,6 +171,10 @@ class ResultCache:
             "findings": [_finding_json(f) for f in findings],
             "problems": [[p.path, p.reason, p.line, p.internal] for p in problems],
         }
+        try:
+            encoded = json.dumps(entry, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return  # an answer JSON cannot hold: this file's result is not kept, the others are
         target = self._entry_path(key)
         try:
             folder = os.path.dirname(target)
@@ -180,12 +184,12 @@ class ResultCache:
             descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                    json.dump(entry, handle, separators=(",", ":"))
+                    handle.write(encoded)
                 os.replace(temporary, target)
             except BaseException:
                 os.unlink(temporary)
                 raise
-        except (OSError, TypeError, ValueError):
+        except OSError:
             self._writable = False  # a read-only place or a full disk: keep nothing, say nothing
 
     def _prepare(self) -> None:
