@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
+from rocmlint import __version__
 
 LANGUAGES = ("python", "cpp", "cmake", "make", "dockerfile", "shell", "requirements", "pyproject", "yaml", "dotenv")
 SEVERITIES = ("error", "warning", "note")
@@ -395,16 +395,25 @@ def _target_spec(data: dict | None, source: str) -> TargetSpec | None:
     return TargetSpec(fact, tuple(data.get("affected", ())), data.get("default"), versions.get("rocm-from"), versions.get("rocm-before"))
 
 
-def load_check_file(path: Path) -> Check:
+def _yaml_data(name: str, text: str):
+    import yaml  # here: a start-up that finds the parsed catalog kept (see _catalog_data) needs no YAML
+
     try:
         # libyaml's loader when PyYAML has it: ten times faster, and every flake8 run loads the catalog.
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
-        raise CheckFileError(f"{path.name}: not valid YAML: {exc}") from exc
-    check = parse_check(data, path.name)
+        raise CheckFileError(f"{name}: not valid YAML: {exc}") from exc
+
+
+def load_check_file(path: Path) -> Check:
+    return _check_of(path.name, _yaml_data(path.name, path.read_text(encoding="utf-8")))
+
+
+def _check_of(name: str, data) -> Check:
+    check = parse_check(data, name)
     expected = f"{check.id}-{check.name}.yaml"
-    if path.name != expected:
-        raise CheckFileError(f"{path.name}: file name must be {expected} (id and name fields)")
+    if name != expected:
+        raise CheckFileError(f"{name}: file name must be {expected} (id and name fields)")
     return check
 
 
@@ -413,12 +422,68 @@ def catalog_files() -> list[Path]:
     return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".yaml"))
 
 
+def _compiled_catalog_path(texts: list[tuple[str, str]]) -> str | None:
+    """Where the catalog's YAML, parsed, is kept as JSON: a file in the user's cache folder
+    named by a hash of every check file's name and text (and rocmlint's version), so that an
+    edited check file is never read from it. None when there is no home folder."""
+    import hashlib
+    import os
+
+    folder = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(folder):
+        return None
+    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    for name, text in texts:
+        digest.update(b"\0" + name.encode() + b"\0" + text.encode())
+    return os.path.join(folder, "rocmlint", f"catalog-{digest.hexdigest()}.json")
+
+
+def _catalog_data(paths: list[Path]) -> list[tuple[str, Any]]:
+    """(file name, parsed YAML) of each check file. Parsing YAML was most of rocmlint's
+    start-up (and of each flake8 run's cost), so the parsed data is kept as JSON, which loads
+    in a millisecond; a kept file that is missing, damaged or cannot be written changes
+    nothing but the time."""
+    import json
+    import os
+    import tempfile
+
+    texts = [(path.name, path.read_text(encoding="utf-8")) for path in paths]
+    kept = _compiled_catalog_path(texts)
+    if kept is not None:
+        try:
+            with open(kept, encoding="utf-8") as handle:
+                data = json.load(handle)
+            if [name for name, _ in data] == [name for name, _ in texts]:
+                return [(name, value) for name, value in data]
+        except (OSError, ValueError, TypeError):
+            pass
+    parsed = [(name, _yaml_data(name, text)) for name, text in texts]
+    if kept is not None:
+        try:
+            encoded = json.dumps(parsed)
+            # Only data JSON gives back unchanged (YAML dates or integer keys would not be).
+            if json.loads(encoded) == [list(item) for item in parsed]:
+                os.makedirs(os.path.dirname(kept), exist_ok=True)
+                descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(kept), prefix=".tmp-catalog-")
+                try:
+                    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                        handle.write(encoded)
+                    os.replace(temporary, kept)
+                except BaseException:
+                    os.unlink(temporary)
+                    raise
+        except (OSError, TypeError, ValueError):
+            pass
+    return parsed
+
+
 @lru_cache(maxsize=1)
 def load_catalog() -> tuple[Check, ...]:
     """Every check shipped with rocmlint, validated, sorted by id. Duplicate ids are an error."""
     checks: dict[str, Check] = {}
-    for path in catalog_files():
-        check = load_check_file(path)
+    paths = catalog_files()
+    for path, (name, data) in zip(paths, _catalog_data(paths)):
+        check = _check_of(name, data)
         if check.id in checks:
             raise CheckFileError(f"{path.name}: id {check.id} is already used by {checks[check.id].source}")
         checks[check.id] = check

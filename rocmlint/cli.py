@@ -85,6 +85,17 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not read the projects' build files: judge each file on its own",
     )
+    scan.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="keep per-file results in DIR between scans (default: $ROCMLINT_CACHE_DIR, else .rocmlint_cache in "
+        "the folder of the configuration that applies to the current directory, else the current directory)",
+    )
+    scan.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor keep per-file results: check every file again",
+    )
     # What could not be analysed, and what was left out on purpose.
     scan.add_argument(
         "--strict",
@@ -172,11 +183,17 @@ def _scan(args) -> int:
     if args.output:
         _check_output(args.output)
 
+    cache_dir = None
+    if not args.no_cache:
+        from rocmlint.result_cache import default_directory
+
+        cache_dir = args.cache_dir or str(default_directory(settings.config_for(Path.cwd()).root))
+
     def run():
         with _Progress(args) as progress:
             return scan_paths(
                 paths, settings, jobs=args.jobs, use_project=not args.no_project, force_exclude=args.force_exclude,
-                progress=progress,
+                progress=progress, cache_dir=cache_dir,
             )
 
     result, checks = run()

@@ -44,6 +44,11 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
 )
 
 
+# rocmlint's own kept results (rocmlint.result_cache): never scanned, and not listed as left
+# out either, so that a scan's report does not depend on whether one ran before.
+OWN_CACHE_DIR = ".rocmlint_cache"
+
+
 @dataclass(frozen=True)
 class Target:
     path: str  # as shown to the user: "/"-separated, relative to the cwd when under it
@@ -294,6 +299,38 @@ class _Walk:
         self.languages = languages
         self.seen = seen
         self.found = found
+        self._real_folders: dict[str, str] = {}
+        self._shown_folders: dict[str, str] = {}
+        self._cwd = os.getcwd()
+
+    def display(self, path: str) -> str:
+        """_display(path), working out each folder's part once."""
+        folder, name = os.path.split(path)
+        if not folder:
+            return _display(path)
+        shown = self._shown_folders.get(folder)
+        if shown is None:
+            absolute = os.path.abspath(folder)
+            if absolute == self._cwd:
+                shown = ""
+            elif absolute.startswith(self._cwd + os.sep):
+                shown = Path(os.path.relpath(absolute, self._cwd)).as_posix() + "/"
+            else:
+                shown = Path(folder).as_posix()
+                shown = "" if shown == "." else shown if shown.endswith("/") else shown + "/"
+            self._shown_folders[folder] = shown
+        return shown + name
+
+    def real_path(self, path: str, is_link: bool) -> str:
+        """os.path.realpath(path), resolving each folder once: a file that is not a link
+        resolves to its folder's real path joined with its name."""
+        if is_link:
+            return os.path.realpath(path)
+        folder, name = os.path.split(path)
+        real = self._real_folders.get(folder)
+        if real is None:
+            real = self._real_folders[folder] = os.path.realpath(folder or os.curdir)
+        return os.path.join(real, name)
 
     def wanted_language(self, name: str) -> str | None:
         language = language_of(name)
@@ -336,11 +373,11 @@ class _Walk:
         if excluded is not None:
             self.found.left_out.append(Problem(_display(path), excluded))
             return
-        key = os.path.realpath(path)
+        key = self.real_path(path, is_link)
         if key in self.seen:
             return
         self.seen.add(key)
-        self.found.targets.append(Target(_display(path), language))
+        self.found.targets.append(Target(self.display(path), language))
 
 
 def _directory(top: str, excludes: Excludes, languages: set[str] | None, seen: set[str], found: FileSet) -> None:
@@ -382,6 +419,8 @@ def _walk(walk: _Walk, top: str, ancestors: list[PatternList]) -> None:
             except OSError:
                 is_dir = False
             if is_dir:
+                if entry.name == OWN_CACHE_DIR:
+                    continue
                 reason = _default_excluded(entry.name, path)
                 if reason is None:
                     decision = decide(lists, absolute, True)
@@ -496,6 +535,8 @@ def _from_git(walk: _Walk, top: str, listed: tuple[list[str], list[str], list[st
 
     entries = sorted({(name, True) for name in tracked} | {(name, False) for name in untracked})
     for relative, is_tracked in entries:
+        if not is_tracked and OWN_CACHE_DIR in relative.split("/")[:-1]:
+            continue
         path = os.path.join(top, relative)
         if relative.endswith("/") or (is_tracked and os.path.isdir(path) and not os.path.islink(path)):
             # A nested repository or a submodule: a work tree of its own.
@@ -509,7 +550,7 @@ def _from_git(walk: _Walk, top: str, listed: tuple[list[str], list[str], list[st
         walk.file(path, language, tracked=is_tracked)
     for relative in ignored:
         name = relative.rstrip("/")
-        if not name or name == ".":
+        if not name or name == "." or OWN_CACHE_DIR in name.split("/")[:-1] or (relative.endswith("/") and name.split("/")[-1] == OWN_CACHE_DIR):
             continue
         if relative.endswith("/") or walk.wanted_language(os.path.basename(name)) is not None:
             shown = _display(os.path.join(top, name)) + ("/" if relative.endswith("/") else "")

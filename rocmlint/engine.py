@@ -12,7 +12,6 @@ import ast
 import os
 import re
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -72,12 +71,8 @@ def _matcher_for(check: Check):
 # --- one file --------------------------------------------------------------------------------
 
 
-def read_source(path: str, language: str, max_file_size: int, target=None) -> tuple[SourceFile | None, Problem | None]:
-    """Read a file for scanning, or say why it cannot be scanned."""
-    try:
-        data = read_regular_file(path, max_file_size)
-    except ReadError as exc:
-        return None, Problem(path, str(exc))
+def source_of(path: str, data: bytes, language: str, target=None) -> tuple[SourceFile | None, Problem | None]:
+    """The file's bytes as text for scanning, or why they cannot be scanned."""
     if b"\0" in data[:_BINARY_PROBE]:
         return None, Problem(path, "binary file (NUL byte)")
     try:
@@ -218,8 +213,13 @@ def target_gate(check: Check, target) -> tuple[str | None, str | None]:
     return None, ", ".join(affected)
 
 
+def relevant_checks(source: SourceFile, checks: Iterable[Check]) -> list[Check]:
+    """The checks for the file's language with a marker in its text: the others cannot match."""
+    return [c for c in checks if source.language in c.languages and any(m in source.text for m in c.markers)]
+
+
 def check_source(
-    source: SourceFile, checks: Iterable[Check], *, keep_gated: bool = False
+    source: SourceFile, checks: Iterable[Check], *, keep_gated: bool = False, relevant: list[Check] | None = None
 ) -> tuple[list[Finding], list[Problem]]:
     """Run `checks` on one file. Parse failures become Problems, never exceptions.
 
@@ -227,9 +227,8 @@ def check_source(
     with their `gate` reason set (the scanner lists them on request and lets the project
     model look at them again).
     """
-    relevant = [
-        c for c in checks if source.language in c.languages and any(m in source.text for m in c.markers)
-    ]
+    if relevant is None:
+        relevant = relevant_checks(source, checks)
     findings: list[Finding] = []
     if not relevant:
         return findings, []
@@ -311,23 +310,50 @@ def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Chec
 
 
 def check_file(
-    target: Target, checks: Sequence[Check], max_file_size: int, directives: dict | None = None, gpu_target=None
+    target: Target, checks: Sequence[Check], max_file_size: int, directives: dict | None = None, gpu_target=None, cache=None
 ) -> tuple[list[Finding], list[Problem]]:
     """All hits of one file, gated ones included (see check_source). When `directives` is a
     dict, a C/C++ file that belongs to a project also leaves its directives there, so that a
-    project pass need not read the file again."""
-    source, problem = read_source(target.path, target.language, max_file_size, gpu_target)
-    if problem is not None:
-        return [], [problem]
+    project pass need not read the file again. With a `cache` (rocmlint.result_cache), a
+    result kept for the same bytes and inputs is used instead of checking again; its
+    directives are then not left (the project pass reads the file itself)."""
     try:
+        data = read_regular_file(target.path, max_file_size)
+    except ReadError as exc:
+        return [], [Problem(target.path, str(exc))]
+    try:
+        absolute = os.path.abspath(target.path)
+        collect = False
         if directives is not None and target.language == "cpp":
             from rocmlint.project import find_project_root
+
+            collect = find_project_root(os.path.dirname(absolute)) is not None
+        key = None
+        if cache is not None:
+            key = cache.key(target.path, target.language, data, collect)
+            kept = cache.get(key)
+            if kept is not None:
+                return kept
+        source, problem = source_of(target.path, data, target.language, gpu_target)
+        if problem is not None:
+            return [], [problem]
+        if collect:
             from rocmlint.project.includes import file_directives
 
-            absolute = os.path.abspath(target.path)
-            if find_project_root(os.path.dirname(absolute)) is not None:
-                directives[absolute] = file_directives(source.text)
-        return check_source(source, checks, keep_gated=True)
+            directives[absolute] = file_directives(source.text)
+        relevant = relevant_checks(source, checks)
+        if key is None or not relevant:
+            return check_source(source, checks, keep_gated=True, relevant=relevant)
+        from rocmlint.result_cache import record_questions, stop_recording
+
+        questions = record_questions()
+        try:
+            findings, problems = check_source(source, checks, keep_gated=True, relevant=relevant)
+        finally:
+            stop_recording()
+        if not any(p.internal for p in problems):
+            cache.put(key, questions, findings, problems)
+        return findings, problems
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -338,13 +364,15 @@ def check_file(
 
 _worker_checks: list[Check] = []
 _worker_target = None
+_worker_cache = None
 
 
-def _init_worker(check_ids: list[str], gpu_target) -> None:
-    global _worker_checks, _worker_target
+def _init_worker(check_ids: list[str], gpu_target, cache) -> None:
+    global _worker_checks, _worker_target, _worker_cache
     wanted = set(check_ids)
     _worker_checks = [c for c in load_catalog() if c.id in wanted]
     _worker_target = gpu_target
+    _worker_cache = cache
 
 
 def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bool):
@@ -352,7 +380,7 @@ def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bo
     problems: list[Problem] = []
     directives: dict | None = {} if collect_directives else None
     for target in batch:
-        f, p = check_file(target, _worker_checks, max_file_size, directives, _worker_target)
+        f, p = check_file(target, _worker_checks, max_file_size, directives, _worker_target, _worker_cache)
         findings.extend(f)
         problems.extend(p)
     return findings, problems, directives or {}
@@ -368,6 +396,7 @@ class ScanRequest:
     use_project: bool = True  # read the projects' builds to gate code the ROCm build never compiles
     progress: Callable[[int], None] | None = None  # called with the number of files checked so far
     targets: list[Target] | None = None  # files already discovered (then `paths` is not walked)
+    cache_dir: str | None = None  # where per-file results are kept between scans (None: nowhere)
 
 
 def scan(request: ScanRequest) -> ScanResult:
@@ -387,13 +416,21 @@ def scan(request: ScanRequest) -> ScanResult:
             result.problems.append(Problem(path.as_posix(), "not a file type rocmlint checks (see README: which files)"))
     jobs = request.jobs or os.cpu_count() or 1
     max_size = request.config.max_file_size
+    cache = None
+    if request.cache_dir is not None:
+        from rocmlint.result_cache import ResultCache, scan_salt
+
+        cache = ResultCache(request.cache_dir, scan_salt(request.checks, request.config.target))
     # C/C++ directives read in the per-file pass, for the project pass (absolute path -> ...)
     directives: dict | None = {} if request.use_project else None
     if jobs > 1 and len(targets) >= _PARALLEL_THRESHOLD:
+        # Imported here: a scan too small for a pool need not pay for importing one.
+        from concurrent.futures import ProcessPoolExecutor
+
         batches = [targets[i : i + 64] for i in range(0, len(targets), 64)]
         jobs = min(jobs, len(batches))  # a process per batch at most: more would only wait
         ids = [c.id for c in request.checks]
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target)) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target, cache)) as pool:
             count = len(batches)
             for done, (findings, problems, read) in enumerate(
                 pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count), start=1
@@ -406,7 +443,7 @@ def scan(request: ScanRequest) -> ScanResult:
                     request.progress(min(done * 64, len(targets)))
     else:
         for done, target in enumerate(targets, start=1):
-            findings, problems = check_file(target, request.checks, max_size, directives, request.config.target)
+            findings, problems = check_file(target, request.checks, max_size, directives, request.config.target, cache)
             result.findings.extend(findings)
             result.problems.extend(problems)
             if request.progress is not None:
@@ -431,17 +468,19 @@ def apply_project_model(
     hits in files the ROCm build never compiles, under macros the project defines only for
     NVIDIA, or in calls a HIP shim rewrites are gated; hits the file alone took for dead code
     come back when the project defines the macro for HIP. Built only for projects with hits."""
-    from dataclasses import replace as replaced
-
-    from rocmlint.project import build_model, find_project_root
-
     by_id = {c.id: c for c in checks}
-    overrides = _overrides(config)
     by_path: dict[str, list[int]] = {}
     for index, finding in enumerate(findings):
         check = by_id.get(finding.check_id)
         if check is not None and check.gated and "cpp" in check.languages and language_of(finding.path) == "cpp":
             by_path.setdefault(finding.path, []).append(index)
+    if not by_path:
+        return findings  # no C/C++ hit to look at again: the project model is not even imported
+    from dataclasses import replace as replaced
+
+    from rocmlint.project import build_model, find_project_root
+
+    overrides = _overrides(config)
     models: dict[str, object] = {}
     for path, indexes in by_path.items():
         absolute = os.path.abspath(path)

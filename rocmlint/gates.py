@@ -38,6 +38,9 @@ from rocmlint.preprocessor import (
     scan_directives,
 )
 
+# Answers about other files than the one checked: kept with a cached result (rocmlint.result_cache).
+from rocmlint.result_cache import external_input
+
 _PLATFORM_STRINGS = {"rocm", "hip", "amd", "nvidia"}
 # Qualified names that tell the stack apart: `torch.version.hip` is None on CUDA builds,
 # `torch.version.cuda` is None on ROCm builds (pytorch/pytorch#97013); vLLM-style
@@ -405,6 +408,7 @@ def _module_file(importer: str | None, module: str) -> str | None:
 _IMPORTED_CACHE: dict[tuple[str, str], bool] = {}
 
 
+@external_input
 def _imported_predicate(importer: str | None, qualified: str, depth: int) -> bool:
     """Is `package.module.name` (or `file:/path/module:name`) a platform predicate or flag?"""
     if depth > 3 or importer is None:
@@ -468,6 +472,7 @@ def _load_module(path: str) -> "PlatformPredicates | None":
 _STACK_WORDS = {"rocm": "ROCm", "hip": "ROCm", "amd": "ROCm", "aiter": "ROCm (aiter)", "nvidia": "NVIDIA"}
 
 
+@external_input
 def python_module_gate(path: str | None) -> str | None:
     """Why a whole Python module is code for one GPU stack, by its name, or None."""
     if not path:
@@ -492,6 +497,7 @@ def python_module_gate(path: str | None) -> str | None:
     return None
 
 
+@external_input
 def own_module(importer: str | None, module: str) -> bool:
     """Is `module` (a top-level name) part of the importer's own source tree: its own package,
     or a module beside its top-level package? Such an import is the project's, not a

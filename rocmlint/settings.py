@@ -125,12 +125,14 @@ def scan_paths(
     use_project: bool = True,
     force_exclude: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    cache_dir: str | None = None,
 ) -> tuple[ScanResult, list]:
     """Scan `paths`, each file with its own configuration. Returns the merged result and every
     check that ran on some file (for reporters that list the rules).
 
     A file named on the command line is scanned even when a configuration excludes it, unless
-    `force_exclude` (what pre-commit hooks need: they name every changed file)."""
+    `force_exclude` (what pre-commit hooks need: they name every changed file). With a
+    `cache_dir`, per-file results are kept there between scans (rocmlint.result_cache)."""
     from rocmlint.checks_loader import load_catalog
     from rocmlint.discovery import find_files
     from rocmlint.engine import ScanRequest, scan
@@ -138,6 +140,7 @@ def scan_paths(
 
     command_line_excludes = excludes_relative_to(settings.command_line.exclude, Path.cwd().resolve())
     groups: dict[Config, list] = {}
+    configs: dict[str, Config] = {}
     seen: set[str] = set()
     result = ScanResult()
     for given in paths:
@@ -157,7 +160,11 @@ def scan_paths(
             if key in seen:
                 continue
             seen.add(key)
-            config = settings.config_for(target.path)
+            # A file's configuration is its folder's: looked up once per folder.
+            folder = os.path.dirname(target.path)
+            config = configs.get(folder)
+            if config is None:
+                config = configs[folder] = settings.config_for(target.path)
             if explicit and force_exclude:
                 excluded = _AnyOf(excludes_relative_to(config.exclude, config.root), command_line_excludes).excluded(Path(target.path), False)
             elif not explicit and config != top:
@@ -180,7 +187,7 @@ def scan_paths(
         part = scan(
             ScanRequest(
                 [], list(checks_by_config[config]), config, (), jobs, use_project=use_project,
-                progress=_offset_progress(progress, done, total), targets=files,
+                progress=_offset_progress(progress, done, total), targets=files, cache_dir=cache_dir,
             )
         )
         done += len(files)

@@ -156,12 +156,15 @@ def test_jobs_are_capped_to_the_batches(tmp_path, monkeypatch):
         (tmp_path / f"m{i}.py").write_text("x = 1\n")
     workers = []
 
-    class Recording(engine.ProcessPoolExecutor):
+    import concurrent.futures
+
+    class Recording(concurrent.futures.ProcessPoolExecutor):
         def __init__(self, max_workers=None, **kwargs):
             workers.append(max_workers)
             super().__init__(max_workers=max_workers, **kwargs)
 
-    monkeypatch.setattr(engine, "ProcessPoolExecutor", Recording)
+    # The engine imports the pool where it starts one.
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Recording)
     monkeypatch.chdir(tmp_path)
     checks = engine.select_checks(["ROCM001"])
     result = engine.scan(engine.ScanRequest([Path(".")], checks, Config(root=tmp_path), jobs=1000))

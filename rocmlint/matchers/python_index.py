@@ -23,6 +23,7 @@ The scanner never imports or executes the code: everything here comes from the `
 from __future__ import annotations
 
 import ast
+from collections import deque
 from dataclasses import dataclass
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
@@ -116,23 +117,43 @@ class PythonIndex:
         self.compares: list[ast.Compare] = []
         self.attributes: list[ast.Attribute] = []
         self.dicts: list[ast.Dict] = []
-        for parent in ast.walk(tree):
-            for child in ast.iter_child_nodes(parent):
-                self.parents[id(child)] = parent
-            if isinstance(parent, ast.Call):
-                self.calls.append(parent)
-            elif isinstance(parent, (ast.Import, ast.ImportFrom)):
-                self.imports.append(parent)
-            elif isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                self.assignments.append(parent)
-            elif isinstance(parent, (ast.With, ast.AsyncWith)):
-                self.withs.append(parent)
-            elif isinstance(parent, ast.Compare):
-                self.compares.append(parent)
-            elif isinstance(parent, ast.Attribute):
-                self.attributes.append(parent)
-            elif isinstance(parent, ast.Dict):
-                self.dicts.append(parent)
+        # One breadth-first pass in ast.walk's order (children in field order), recording
+        # each node's parent as its children are listed: ast.walk followed by
+        # ast.iter_child_nodes listed every node's children twice.
+        kinds = {
+            ast.Call: self.calls,
+            ast.Import: self.imports,
+            ast.ImportFrom: self.imports,
+            ast.Assign: self.assignments,
+            ast.AnnAssign: self.assignments,
+            ast.AugAssign: self.assignments,
+            ast.With: self.withs,
+            ast.AsyncWith: self.withs,
+            ast.Compare: self.compares,
+            ast.Attribute: self.attributes,
+            ast.Dict: self.dicts,
+        }
+        parents = self.parents
+        node_type = ast.AST
+        pending = deque([tree])
+        while pending:
+            parent = pending.popleft()
+            for name in parent._fields:
+                try:
+                    value = getattr(parent, name)
+                except AttributeError:
+                    continue
+                if isinstance(value, node_type):
+                    parents[id(value)] = parent
+                    pending.append(value)
+                elif isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, node_type):
+                            parents[id(item)] = parent
+                            pending.append(item)
+            listed = kinds.get(type(parent))
+            if listed is not None:
+                listed.append(parent)
         self.aliases = _alias_map(self.imports)
         self.star_import = any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in self.imports)
         self._predicates = None

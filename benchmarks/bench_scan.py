@@ -1,0 +1,386 @@
+"""Time `rocmlint scan` against the tools it runs beside, on one tree, in paired rounds.
+
+    python benchmarks/bench_scan.py                 # the installed `torch` package
+    python benchmarks/bench_scan.py PATH --rounds 3 --out docs/benchmarks.md
+    python benchmarks/bench_scan.py PATH --scaling 1,2,4
+
+A benchmark, not a test: it asserts nothing about speed. The tree is copied into a temporary
+folder first (shutil.copytree, links kept as links), so that the ignore rules of a work tree
+around it (a virtual environment inside a git checkout is ignored by git, so rocmlint would
+skip it) do not change what is read, and so that no cache lands in the tree itself. Every
+tool then reads the same copy, each finding its own files in it:
+
+- rocmlint cold (`--no-cache`, and with an empty cache directory that the run fills) and warm
+  (the same cache directory again, nothing changed); the Python side (`--select` of the checks
+  that read Python only) and the C/C++ side (`--select` of the C/C++ checks);
+- `ruff check --select E9 --no-cache` (syntax errors only: ruff's cheapest full parse);
+- `ast-grep scan -j 1` with rules made from rocmlint's C/C++ checks (the ast-grep rules as
+  they are; text and function checks as a regex over the file, the cheapest form of the same
+  question; see `_astgrep_rules`), over the same C/C++ file types;
+- `semgrep scan -j 1` with one regex rule per check (its markers), when semgrep is installed;
+- `flake8` with the rocmlint plugin and without it (the same command, the plugin's entry
+  point filtered out of flake8's plugin list), `--select E9,ROCM` both times;
+- floors: `cat` of the files rocmlint reads and `ast.parse` of the `.py` files, each in one
+  process.
+
+Rounds are paired: every tool runs once per round, in the same order, so a ratio is taken
+between runs that saw the same load on the machine; the table shows medians of times and of
+per-round ratios. Peak RSS is `ru_maxrss` from `wait4` of each run: the largest single
+process of the run (a worker pool's processes are not summed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from rocmlint import __version__
+from rocmlint.checks_loader import load_catalog
+from rocmlint.discovery import Excludes, find_files
+
+HERE = Path(__file__).resolve().parent
+CPP_GLOBS = ["*.cu", "*.cuh", "*.hip", "*.cpp", "*.cc", "*.cxx", "*.c++", "*.c", "*.h", "*.hpp", "*.hh", "*.hxx", "*.inl"]
+# What rocmlint's function matchers for C/C++ look at, as ast-grep rules of the same reach.
+_FUNCTION_RULES = {
+    "ROCM004": {"kind": "gnu_asm_expression"},
+    "ROCM206": {"any": [{"kind": "preproc_if"}, {"kind": "preproc_elif"}], "regex": "__CUDA_ARCH__"},
+    "ROCM209": {"kind": "declaration", "regex": "__shared__|cudaFuncAttributeMaxDynamicSharedMemorySize"},
+    "ROCM211": {"kind": "call_expression", "has": {"field": "function", "regex": "^(__nanosleep|__trap|__ld[gc][agsv]|__st[gc][gsw]|__v[a-z0-9]+)$"}},
+    "ROCM215": {"kind": "array_declarator", "has": {"field": "size", "regex": "^(32|WARP_SIZE|kWarpSize)$"}},
+}
+
+
+def _which(name: str) -> str | None:
+    found = shutil.which(name)
+    if found is None:
+        candidate = Path(sys.executable).parent / name
+        found = str(candidate) if candidate.exists() else None
+    return found
+
+
+def _version(command: list[str]) -> str:
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return "?"
+
+
+def _package_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "?"
+
+
+def run_once(command: list[str], cwd: str, env: dict | None = None) -> tuple[float, int, int]:
+    """(seconds, peak RSS in KiB of the largest process of the run, exit code)."""
+    start = time.perf_counter()
+    # semgrep asks the network for a newer version unless told not to (minutes without one).
+    env = dict(env or os.environ, SEMGREP_ENABLE_VERSION_CHECK="0", SEMGREP_SEND_METRICS="off")
+    # Python tools run from bytecode, as after an installation (see _warm_up).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # stderr is read after the wait: the tools here write little to it.
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    process.stderr.close()
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command[:4])} ... exited {process.returncode}:\n{error[-2000:]}")
+    return elapsed, usage.ru_maxrss, process.returncode
+
+
+def _astgrep_rules(folder: Path) -> Path:
+    """An sgconfig.yml and one rule file per rocmlint C/C++ check (see the module docstring)."""
+    rules = folder / "rules"
+    rules.mkdir(parents=True)
+    for check in load_catalog():
+        if "cpp" not in check.languages or not check.enabled_by_default:
+            continue
+        if check.matcher_kind == "ast-grep":
+            spec = {k: v for k, v in check.matcher_spec.items() if k in ("rule", "constraints", "utils")}
+        elif check.id in _FUNCTION_RULES:
+            spec = {"rule": _FUNCTION_RULES[check.id]}
+        else:
+            spec = {"rule": {"kind": "translation_unit", "regex": "|".join(_regex_escape(m) for m in check.markers)}}
+        document = {"id": check.id, "language": "cpp", "severity": "warning", "message": check.id, **spec}
+        (rules / f"{check.id}.yml").write_text(yaml.safe_dump(document, sort_keys=False))
+    config = folder / "sgconfig.yml"
+    config.write_text(yaml.safe_dump({"ruleDirs": ["rules"], "languageGlobs": {"cpp": CPP_GLOBS}}))
+    return config
+
+
+def _regex_escape(text: str) -> str:
+    return "".join("\\" + c if c in r"\.^$|?*+()[]{}" else c for c in text)
+
+
+def _semgrep_rules(folder: Path) -> Path:
+    rules = []
+    for check in load_catalog():
+        if not check.enabled_by_default:
+            continue
+        rules.append(
+            {
+                "id": check.id,
+                "languages": ["regex"],
+                "severity": "WARNING",
+                "message": check.id,
+                "pattern-regex": "|".join(_regex_escape(m) for m in check.markers),
+            }
+        )
+    path = folder / "semgrep.yml"
+    path.write_text(yaml.safe_dump({"rules": rules}, sort_keys=False))
+    return path
+
+
+_FLAKE8_WITHOUT = """
+import sys
+from flake8.plugins import finder
+_find = finder.find_plugins
+def _without(*args, **kwargs):
+    return [p for p in _find(*args, **kwargs) if p.package != "rocmlint"]
+finder.find_plugins = _without if sys.argv.pop(1) == "without" else _find
+from flake8.main.cli import main
+sys.exit(main())
+"""
+
+
+def _write_floors(folder: Path, files: list[str], python_files: list[str]) -> tuple[Path, Path]:
+    listing = folder / "files.txt"
+    listing.write_text("\n".join(files))
+    python_listing = folder / "python_files.txt"
+    python_listing.write_text("\n".join(python_files))
+    parse = folder / "parse_floor.py"
+    parse.write_text(
+        "import ast, sys\n"
+        "for name in open(sys.argv[1]).read().split('\\n'):\n"
+        "    try:\n"
+        "        ast.parse(open(name, 'rb').read())\n"
+        "    except (SyntaxError, ValueError, RecursionError, MemoryError):\n"
+        "        pass\n"
+    )
+    return listing, python_listing
+
+
+def _copy_tree(source: Path, target: Path, copies: int) -> None:
+    for index in range(copies):
+        shutil.copytree(source, target / f"copy{index}", symlinks=True)
+
+
+def _files(tree: Path, languages: set[str]) -> list[str]:
+    found = find_files([tree], Excludes((), tree), languages)
+    return [t.path for t in found.targets]
+
+
+def _ids(predicate) -> str:
+    return ",".join(c.id for c in load_catalog() if c.enabled_by_default and predicate(c))
+
+
+def commands(tree: str, work: Path, jobs: str | None) -> dict[str, list[str]]:
+    rocmlint = [_which("rocmlint") or "rocmlint", "scan", tree, "--format", "json", "-q", "--exit-zero", "-o", os.devnull]
+    if jobs:
+        rocmlint += ["-j", jobs]
+    python_ids = _ids(lambda c: set(c.languages) == {"python"})
+    cpp_ids = _ids(lambda c: set(c.languages) == {"cpp"})
+    cache = str(work / "cache")
+    table = {
+        "rocmlint (no cache)": rocmlint + ["--no-cache"],
+        "rocmlint cold": rocmlint + ["--cache-dir", cache],
+        "rocmlint warm": rocmlint + ["--cache-dir", cache],
+        "rocmlint -j 1 (no cache)": [*rocmlint, "-j", "1", "--no-cache"],
+        "rocmlint Python checks": rocmlint + ["--no-cache", "--select", python_ids],
+        "ruff E9": [_which("ruff") or "ruff", "check", "--select", "E9", "--no-cache", "--exit-zero", "-q", tree],
+        "rocmlint C/C++ checks": rocmlint + ["--no-cache", "--select", cpp_ids],
+        "rocmlint C/C++ checks -j 1": rocmlint + ["--no-cache", "--select", cpp_ids, "-j", "1"],
+        "ast-grep -j 1": [_which("ast-grep") or "ast-grep", "scan", "-j", "1", "-c", str(work / "sg" / "sgconfig.yml"), "--json=compact", tree],
+        "semgrep -j 1": [
+            _which("semgrep") or "semgrep", "scan", "-j", "1", "--metrics=off", "--disable-version-check", "--no-git-ignore",
+            "--config", str(work / "semgrep.yml"), "-q", tree,
+        ],
+        "flake8 without plugin": [sys.executable, str(work / "flake8_driver.py"), "without", "--select", "E9,ROCM", tree],
+        "flake8 with plugin": [sys.executable, str(work / "flake8_driver.py"), "with", "--select", "E9,ROCM", tree],
+        "cat (floor)": ["sh", "-c", f"tr '\\n' '\\0' < {work / 'files.txt'} | xargs -0 cat > /dev/null"],
+        "ast.parse .py (floor)": [sys.executable, str(work / "parse_floor.py"), str(work / "python_files.txt")],
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "rocmlint one-file scan": [_which("rocmlint") or "rocmlint", "scan", str(work / "one.py"), "-q", "--exit-zero", "--no-cache"],
+        "ruff one file": [_which("ruff") or "ruff", "check", "--select", "E9", "--no-cache", "-q", "--exit-zero", str(work / "one.py")],
+        "flake8 one file without plugin": [sys.executable, str(work / "flake8_driver.py"), "without", "--select", "E9,ROCM", str(work / "one.py")],
+        "flake8 one file with plugin": [sys.executable, str(work / "flake8_driver.py"), "with", "--select", "E9,ROCM", str(work / "one.py")],
+    }
+    return table
+
+
+RATIOS = [
+    ("Python side: rocmlint Python checks / ruff E9", "rocmlint Python checks", "ruff E9", "≤ 1.0"),
+    ("C/C++ side: rocmlint C/C++ checks / ast-grep -j 1", "rocmlint C/C++ checks", "ast-grep -j 1", "≤ 1.0"),
+    ("C/C++ side, both one process: rocmlint -j 1 / ast-grep -j 1", "rocmlint C/C++ checks -j 1", "ast-grep -j 1", "≤ 1.0"),
+    ("whole tree: rocmlint / semgrep -j 1", "rocmlint (no cache)", "semgrep -j 1", "≤ 0.1"),
+    ("one-file scan / python -c pass", "rocmlint one-file scan", "python -c pass", ""),
+    ("flake8 with plugin / without, tree", "flake8 with plugin", "flake8 without plugin", "≤ 1.02"),
+    ("flake8 with plugin / without, one file", "flake8 one file with plugin", "flake8 one file without plugin", "≤ +30 ms"),
+    ("warm re-scan / cold", "rocmlint warm", "rocmlint cold", "≤ 0.1"),
+    ("default --jobs / -j 1", "rocmlint (no cache)", "rocmlint -j 1 (no cache)", "≤ 0.6"),
+]
+
+
+def benchmark(tree: Path, rounds: int, jobs: str | None, skip: set[str]) -> tuple[dict, dict]:
+    work = Path(tempfile.mkdtemp(prefix="rocmlint-bench-"))
+    try:
+        copy = work / "tree"
+        shutil.copytree(tree, copy, symlinks=True)
+        files = _files(copy, {lang for c in load_catalog() for lang in c.languages})
+        python_files = _files(copy, {"python"})
+        _write_floors(work, files, python_files)
+        _astgrep_rules(work / "sg")
+        _semgrep_rules(work)
+        (work / "flake8_driver.py").write_text(_FLAKE8_WITHOUT)
+        (work / "one.py").write_text("import torch\n\ntorch.backends.cudnn.benchmark = True\n")
+        table = commands(str(copy), work, jobs)
+        if _which("semgrep") is None:
+            skip.add("semgrep -j 1")
+        table = {name: command for name, command in table.items() if name not in skip}
+        _warm_up(table, work)
+        times: dict[str, list[float]] = {name: [] for name in table}
+        peaks: dict[str, list[int]] = {name: [] for name in table}
+        for round_ in range(rounds):
+            shutil.rmtree(work / "cache", ignore_errors=True)
+            for name, command in table.items():
+                seconds, peak, _ = run_once(command, str(work))
+                times[name].append(seconds)
+                peaks[name].append(peak)
+                print(f"round {round_ + 1}: {name:38} {seconds:8.3f} s {peak / 1024:7.1f} MiB", flush=True)
+        facts = {
+            "files": len(files),
+            "python_files": len(python_files),
+            "cpp_files": len(_files(copy, {"cpp"})),
+            "bytes": sum(os.path.getsize(f) for f in files),
+        }
+        return {"times": times, "peaks": peaks}, facts
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _warm_up(table: dict[str, list[str]], work: Path) -> None:
+    """One untimed run of the one-file commands: Python writes the bytecode of rocmlint and
+    flake8 (an installation has it; a checkout run with PYTHONDONTWRITEBYTECODE does not)."""
+    for name in ("rocmlint one-file scan", "flake8 one file with plugin", "flake8 one file without plugin"):
+        if name in table:
+            run_once(table[name], str(work))
+
+
+def scaling(tree: Path, factors: list[int]) -> list[tuple[int, int, float, int]]:
+    """(copies, bytes read, seconds with -j 1, peak KiB) per factor, one run each. One process:
+    on a shared machine a pool's time says more about the other users than about the bytes."""
+    rows = []
+    for factor in factors:
+        work = Path(tempfile.mkdtemp(prefix="rocmlint-scale-"))
+        try:
+            _copy_tree(tree, work, factor)
+            files = _files(work, {lang for c in load_catalog() for lang in c.languages})
+            size = sum(os.path.getsize(f) for f in files)
+            command = [_which("rocmlint") or "rocmlint", "scan", str(work), "--format", "json", "-q", "--exit-zero", "-o", os.devnull, "--no-cache", "-j", "1"]
+            seconds, peak, _ = run_once(command, str(work))
+            rows.append((factor, size, seconds, peak))
+            print(f"{factor}x: {size / 1e6:.1f} MB, -j 1 {seconds:.2f} s, peak {peak / 1024:.1f} MiB", flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return rows
+
+
+def markdown(tree: Path, rounds: int, results: dict, facts: dict, scale_rows: list) -> str:
+    times, peaks = results["times"], results["peaks"]
+    lines = [
+        f"## `{tree.name}`: {datetime.date.today().isoformat()}",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({_cpu_name()}), Linux {platform.release()}, "
+        f"Python {platform.python_version()}. Tree: `{tree}` ({facts['files']} files rocmlint reads, "
+        f"{facts['python_files']} Python, {facts['cpp_files']} C/C++, {facts['bytes'] / 1e6:.1f} MB). "
+        f"{rounds} paired rounds. Versions: rocmlint {__version__}; {_version([_which('ruff') or 'ruff', '--version'])}; "
+        f"{_version([_which('ast-grep') or 'ast-grep', '--version'])}; "
+        f"semgrep {_package_version('semgrep') if 'semgrep -j 1' in times else 'not run'}; "
+        f"flake8 {_version([sys.executable, '-m', 'flake8', '--version']).split(' ')[0]}.",
+        "",
+        "| run | median s | min s | max s | peak RSS MiB |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, values in times.items():
+        lines.append(
+            f"| {name} | {statistics.median(values):.3f} | {min(values):.3f} | {max(values):.3f} | {max(peaks[name]) / 1024:.1f} |"
+        )
+    lines += ["", "| ratio | median of per-round ratios | per round | goal |", "|---|---:|---|---|"]
+    for title, top, bottom, goal in RATIOS:
+        if top not in times or bottom not in times:
+            continue
+        per_round = [a / b for a, b in zip(times[top], times[bottom])]
+        extra = ""
+        if goal.startswith("≤ +"):
+            differences = [1000 * (a - b) for a, b in zip(times[top], times[bottom])]
+            extra = f" (+{statistics.median(differences):.0f} ms)"
+        lines.append(
+            f"| {title} | {statistics.median(per_round):.2f}×{extra} | {', '.join(f'{r:.2f}' for r in per_round)} | {goal} |"
+        )
+    if scale_rows:
+        lines += ["", "How cost grows with copies of the tree (one run each, `-j 1 --no-cache`):", "",
+                  "| copies | MB read | s | s/MB | peak RSS MiB |", "|---:|---:|---:|---:|---:|"]
+        for factor, size, seconds, peak in scale_rows:
+            lines.append(f"| {factor} | {size / 1e6:.1f} | {seconds:.2f} | {seconds / (size / 1e6):.3f} | {peak / 1024:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _default_tree() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("torch is not installed: name a tree to benchmark")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tree", nargs="?", type=Path, help="the tree to scan (default: the installed torch package)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--jobs", help="rocmlint --jobs for the default runs (default: rocmlint's default)")
+    parser.add_argument("--skip", default="", help="comma-separated run names to leave out")
+    parser.add_argument("--scaling", default="", help="comma-separated copy counts, e.g. 1,2,4")
+    parser.add_argument("--out", type=Path, help="append the markdown table to this file")
+    args = parser.parse_args(argv)
+    tree = (args.tree or _default_tree()).resolve()
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    results, facts = benchmark(tree, args.rounds, args.jobs, skip)
+    scale_rows = scaling(tree, [int(f) for f in args.scaling.split(",") if f.strip()]) if args.scaling else []
+    text = markdown(tree, args.rounds, results, facts, scale_rows)
+    print(text)
+    if args.out:
+        with args.out.open("a", encoding="utf-8") as out:
+            out.write("\n" + text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""Per-file results kept between scans, so that a re-scan reads only what changed.
+
+What is kept is the per-file pass of one file: its hits, gated ones included, and its problems
+(a syntax error, a file too deeply nested to parse). The project pass (rocmlint.project) is
+never kept: it runs on every scan, on kept and fresh hits alike.
+
+An entry is found by a key made of everything the per-file pass reads:
+- the file's bytes (a hash of them), its path as shown and its absolute path, its language;
+- the checks that run (each check's whole definition, in order) and the GPU target
+  (`rocm-version`, `arch`), from the configuration and the command line;
+- whether its C/C++ directives are collected for a project pass (they are not kept: the
+  project pass reads them itself for a file whose result was kept);
+- rocmlint itself: its version, the size and modification time of each of its modules
+  (a changed rocmlint never reads old results), the Python version (`ast` differs between
+  versions) and the ast-grep version (the C/C++ parser).
+The per-file pass of a Python file also asks questions about other files: whether a module
+sits in a package named for one GPU stack, whether an import names a module of the same
+source tree, whether a name it imports from there is a platform predicate. Those answers are
+kept with the entry (the functions marked `external_input`), and the entry is used only
+when every question, asked again, gets the same answer. So an edit to an imported module,
+a new `__init__.py` or a moved file makes the entry stale, without any list of dependencies
+kept by hand.
+
+Entries are JSON files (never pickle: a cache directory someone else can write to must not be
+able to run code), written to a temporary file and renamed into place, so a reader sees a
+whole entry or none. An entry that cannot be read or does not have the expected shape is a
+miss, never an error; a cache directory that cannot be written is a cache that keeps nothing.
+Files whose per-file pass had nothing to do (no check's marker in them) are not kept: reading
+them again costs less than reading an entry.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Sequence
+
+from rocmlint import __version__
+from rocmlint.findings import Edit, Finding, Fix, Problem
+
+ENVIRONMENT_VARIABLE = "ROCMLINT_CACHE_DIR"
+DEFAULT_DIRECTORY = ".rocmlint_cache"  # rocmlint.discovery.OWN_CACHE_DIR: never scanned
+_FORMAT = 1
+
+# --- questions about other files --------------------------------------------------------------
+
+_EXTERNAL: dict[str, Callable] = {}
+_recording: list | None = None
+_nesting = 0
+
+
+def external_input(function: Callable) -> Callable:
+    """Mark a function whose answer depends on files other than the one being checked. While
+    a file's per-file pass is recorded, each outermost call and its answer are kept, so that a
+    kept result can be checked against the files as they are now. Positional arguments of
+    JSON types only; the answer must be JSON too (str, bool, None)."""
+    name = f"{function.__module__}:{function.__qualname__}"
+    _EXTERNAL[name] = function
+
+    @functools.wraps(function)
+    def recorded(*args):
+        global _nesting
+        if _recording is None:
+            return function(*args)
+        _nesting += 1
+        try:
+            answer = function(*args)
+        finally:
+            _nesting -= 1
+        if _nesting == 0:
+            _recording.append([name, list(args), answer])
+        return answer
+
+    return recorded
+
+
+def record_questions() -> list:
+    """Start keeping the questions of one file's per-file pass; returns the list they go to."""
+    global _recording, _nesting
+    _recording, _nesting = [], 0
+    return _recording
+
+
+def stop_recording() -> None:
+    global _recording
+    _recording = None
+
+
+def _answers_hold(questions: list) -> bool:
+    for name, args, answer in questions:
+        function = _EXTERNAL.get(name)
+        if function is None or function(*args) != answer:
+            return False
+    return True
+
+
+# --- the key ----------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _rocmlint_stamp() -> str:
+    """rocmlint's own code as it is on disk (size and modification time of each module), the
+    Python version and the ast-grep version. The checks are in every key whole (scan_salt)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{__version__}|{sys.version_info[:3]}".encode())
+    package = Path(__file__).resolve().parent
+    for root, folders, files in os.walk(package):
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(root, name))
+                digest.update(f"{os.path.relpath(os.path.join(root, name), package)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+    try:
+        from importlib.metadata import version
+
+        digest.update(version("ast-grep-py").encode())
+    except Exception:  # noqa: BLE001 - an unknown version only makes the key stricter
+        digest.update(b"ast-grep-py ?")
+    return digest.hexdigest()
+
+
+def scan_salt(checks: Sequence, gpu_target) -> str:
+    """The part of every key that one scan shares: rocmlint, the checks and the target."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(_rocmlint_stamp().encode())
+    for check in checks:
+        digest.update(repr(check).encode())
+    digest.update(repr(gpu_target).encode())
+    return digest.hexdigest()
+
+
+class ResultCache:
+    """Kept per-file results under `directory` (created on first write)."""
+
+    def __init__(self, directory: str | os.PathLike, salt: str):
+        self.directory = os.path.abspath(directory)
+        self.salt = salt
+        self._writable = True
+
+    def key(self, path: str, language: str, data: bytes, collect_directives: bool) -> str:
+        digest = hashlib.blake2b(data, digest_size=20)
+        # Paths as the file system's bytes: a name that is not UTF-8 is still a name.
+        digest.update(b"\0".join([b"", self.salt.encode(), os.fsencode(path), os.fsencode(os.path.abspath(path)), language.encode(), b"%d" % collect_directives]))
+        return digest.hexdigest()
+
+    def _entry_path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], key[2:] + ".json")
+
+    def get(self, key: str) -> tuple[list[Finding], list[Problem]] | None:
+        """The kept result, or None: missing, unreadable, of another shape, or stale."""
+        try:
+            with open(self._entry_path(key), "rb") as handle:
+                entry = json.loads(handle.read())
+            if entry.get("format") != _FORMAT or not _answers_hold(entry["questions"]):
+                return None
+            return [_finding(f) for f in entry["findings"]], [Problem(*p) for p in entry["problems"]]
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss, whatever is wrong with it
+            return None
+
+    def put(self, key: str, questions: list, findings: list[Finding], problems: list[Problem]) -> None:
+        if not self._writable:
+            return
+        entry = {
+            "format": _FORMAT,
+            "questions": questions,
+            "findings": [_finding_json(f) for f in findings],
+            "problems": [[p.path, p.reason, p.line, p.internal] for p in problems],
+        }
+        try:
+            encoded = json.dumps(entry, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return  # an answer JSON cannot hold: this file's result is not kept, the others are
+        target = self._entry_path(key)
+        try:
+            folder = os.path.dirname(target)
+            if not os.path.isdir(folder):
+                self._prepare()
+                os.makedirs(folder, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                    handle.write(encoded)
+                os.replace(temporary, target)
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except OSError:
+            self._writable = False  # a read-only place or a full disk: keep nothing, say nothing
+
+    def _prepare(self) -> None:
+        """Create the directory with a .gitignore that ignores it whole (git, and so rocmlint's
+        discovery, never list it) and a tag that says what it is."""
+        os.makedirs(self.directory, exist_ok=True)
+        ignore = os.path.join(self.directory, ".gitignore")
+        if not os.path.exists(ignore):
+            with open(ignore, "w", encoding="utf-8") as handle:
+                handle.write("# Created by rocmlint: results kept between scans (safe to delete).\n*\n")
+
+
+def _finding_json(finding: Finding) -> list:
+    fix = finding.fix
+    fix_json = None
+    if fix is not None:
+        fix_json = [fix.title, fix.safety, [[e.start, e.end, e.replacement, e.start_line, e.start_col, e.end_line, e.end_col] for e in fix.edits]]
+    return [
+        finding.path, finding.check_id, finding.message, finding.severity, finding.line, finding.col,
+        finding.end_line, finding.end_col, fix_json, finding.gate, finding.gate_fixed,
+        [[line, text] for line, text in finding.context.items()],
+    ]
+
+
+def _finding(item: list) -> Finding:
+    path, check_id, message, severity, line, col, end_line, end_col, fix_json, gate, gate_fixed, context = item
+    fix = None
+    if fix_json is not None:
+        title, safety, edits = fix_json
+        fix = Fix(title, safety, tuple(Edit(*e) for e in edits))
+    return Finding(
+        path=path, check_id=check_id, message=message, severity=severity, line=line, col=col, end_line=end_line,
+        end_col=end_col, fix=fix, gate=gate, gate_fixed=gate_fixed, context={int(n): text for n, text in context},
+    )
+
+
+def default_directory(root: Path) -> Path:
+    """Where results are kept: $ROCMLINT_CACHE_DIR, else `.rocmlint_cache` in `root`."""
+    configured = os.environ.get(ENVIRONMENT_VARIABLE)
+    return Path(configured) if configured else root / DEFAULT_DIRECTORY

@@ -1,0 +1,140 @@
+"""Per-file results kept between scans (rocmlint.result_cache): a warm scan says exactly what a
+cold one says, and anything the per-file pass reads makes a kept result stale."""
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import REPO, run_cli
+
+SAMPLE = REPO / "sample_repos" / "nvidia_app"
+
+
+def _scan(cwd: Path, *args: str, cache: Path | None = None) -> str:
+    options = ["--no-cache"] if cache is None else ["--cache-dir", str(cache)]
+    proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", *options, *args, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.rglob("*.json"))
+
+
+def test_warm_scan_equals_cold_scan_and_reads_the_kept_results(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    fresh = _scan(tree)
+    cold = _scan(tree, cache=cache)
+    assert cold == fresh
+    entries = _entries(cache)
+    assert entries, "the cold scan kept nothing"
+    assert _scan(tree, cache=cache) == cold
+    # The warm scan does read the kept results: a changed message in one shows in the report.
+    changed = 0
+    for entry in entries:
+        data = json.loads(entry.read_text())
+        for finding in data["findings"]:
+            finding[2] = "KEPT-MESSAGE"
+            changed += 1
+        entry.write_text(json.dumps(data))
+    assert changed
+    assert "KEPT-MESSAGE" in _scan(tree, cache=cache)
+
+
+def test_damaged_entries_are_misses_not_errors(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    cold = _scan(tree, cache=cache)
+    entries = _entries(cache)
+    for index, entry in enumerate(entries):
+        entry.write_bytes([b"", b"{not json", b'{"format": 1}', b"[1, 2]", b'{"format": 1, "questions": [], "findings": [[1]], "problems": []}'][index % 5])
+    assert _scan(tree, cache=cache) == cold
+    assert _scan(tree, cache=cache) == cold  # rewritten whole by the scan before
+
+
+def test_an_edited_file_and_another_selection_are_checked_again(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    _scan(tree, cache=cache)
+    target = next(p for p in sorted(tree.rglob("*.py")) if "cudnn.benchmark" in p.read_text())
+    target.write_text(target.read_text() + "\n\ntorch.backends.cudnn.benchmark = True\n")
+    warm = _scan(tree, cache=cache)
+    assert warm == _scan(tree)
+    lines = [f["line"] for f in json.loads(warm)["findings"] if f["path"].endswith(target.name) and f["code"] == "ROCM008"]
+    assert len(target.read_text().splitlines()) in lines
+    for selection in ("ROCM008", "ROCM0", "ROCM2"):
+        assert _scan(tree, "--select", selection, cache=cache) == _scan(tree, "--select", selection)
+    assert _scan(tree, "--arch", "gfx1100", cache=cache) == _scan(tree, "--arch", "gfx1100")
+
+
+def test_a_change_to_an_imported_predicate_makes_the_kept_result_stale(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    utils = package / "utils.py"
+    utils.write_text("import torch\n\ndef fast_path():\n    return torch.version.cuda is not None\n")
+    (package / "train.py").write_text(
+        "import torch\nfrom .utils import fast_path\n\nif fast_path():\n    torch.backends.cudnn.benchmark = True\n"
+    )
+    cache = tmp_path / "cache"
+    gated = json.loads(_scan(tmp_path, cache=cache))
+    assert not gated["findings"] and gated["gated_count"] == 1
+    # train.py is unchanged; what it imports no longer tests the GPU stack.
+    utils.write_text("import torch\n\ndef fast_path():\n    return True\n")
+    warm = _scan(tmp_path, cache=cache)
+    assert warm == _scan(tmp_path)
+    assert [f["code"] for f in json.loads(warm)["findings"]] == ["ROCM008"]
+
+
+def test_default_directory_environment_variable_and_no_cache(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cold = _scan(tree)
+    proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree)
+    assert proc.stdout == cold
+    kept = tree / ".rocmlint_cache"
+    assert _entries(kept) and (kept / ".gitignore").read_text().strip().endswith("*")
+    # The cache folder is never scanned, even with a pitfall in it.
+    (kept / "planted.py").write_text("import torch\ntorch.backends.cudnn.benchmark = True\n")
+    assert run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree).stdout == cold
+    moved = tmp_path / "elsewhere"
+    proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree, env={"ROCMLINT_CACHE_DIR": str(moved)})
+    assert proc.stdout == cold and _entries(moved)
+    shutil.rmtree(kept)
+    assert run_cli("scan", ".", "--no-cache", "--format", "json", "--show-gated", "--exit-zero", cwd=tree).stdout == cold
+    assert not kept.exists()
+
+
+def test_a_cache_that_cannot_be_written_is_no_error(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(blocked / "cache"), cwd=tree)
+    assert proc.returncode == 0 and proc.stdout == _scan(tree), proc.stderr
+
+
+def test_the_parsed_catalog_is_kept_and_never_read_for_changed_check_files(tmp_path, monkeypatch):
+    from rocmlint import checks_loader
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    folder = tmp_path / "checks"
+    shutil.copytree(REPO / "checks", folder)
+    paths = sorted(folder.glob("*.yaml"))
+    first = checks_loader._catalog_data(paths)
+    kept = list((tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"))
+    assert len(kept) == 1
+    assert checks_loader._catalog_data(paths) == [tuple(item) for item in json.loads(kept[0].read_text())] == first
+    # An edited check file: its new text is parsed, never the kept data of the old one.
+    edited = paths[0]
+    edited.write_text(edited.read_text().replace("severity: error", "severity: warning").replace("severity: note", "severity: warning"))
+    data = dict(checks_loader._catalog_data(paths))
+    assert data[edited.name]["severity"] == "warning"
+    # A damaged kept file is parsed again, not an error.
+    for damaged in (tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"):
+        damaged.write_text("{not json")
+    assert dict(checks_loader._catalog_data(paths)) == data
