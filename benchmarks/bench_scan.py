@@ -302,13 +302,22 @@ def scaling(tree: Path, factors: list[int]) -> list[tuple[int, int, float, int]]
     return rows
 
 
+def _shown_tree(tree: Path) -> str:
+    """The tree as the table names it: an installed package by its place in site-packages, any
+    other tree by its folder name (the machine's own paths mean nothing to a reader)."""
+    parts = tree.resolve().parts
+    if "site-packages" in parts:
+        return "/".join(parts[parts.index("site-packages") :])
+    return tree.name
+
+
 def markdown(tree: Path, rounds: int, results: dict, facts: dict, scale_rows: list) -> str:
     times, peaks = results["times"], results["peaks"]
     lines = [
         f"## `{tree.name}`: {datetime.date.today().isoformat()}",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({_cpu_name()}), Linux {platform.release()}, "
-        f"Python {platform.python_version()}. Tree: `{tree}` ({facts['files']} files rocmlint reads, "
+        f"Python {platform.python_version()}. Tree: `{_shown_tree(tree)}` ({facts['files']} files rocmlint reads, "
         f"{facts['python_files']} Python, {facts['cpp_files']} C/C++, {facts['bytes'] / 1e6:.1f} MB). "
         f"{rounds} paired rounds. Versions: rocmlint {__version__}; {_version([_which('ruff') or 'ruff', '--version'])}; "
         f"{_version([_which('ast-grep') or 'ast-grep', '--version'])}; "

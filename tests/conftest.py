@@ -1,10 +1,18 @@
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+# The suite keeps the parsed check catalog in a folder of its own, not in the user's cache folder.
+_XDG_CACHE = tempfile.mkdtemp(prefix="rocmlint-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _XDG_CACHE
+atexit.register(shutil.rmtree, _XDG_CACHE, True)
 
 
 @pytest.fixture
