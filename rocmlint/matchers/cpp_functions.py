@@ -72,21 +72,47 @@ _HOST_ONLY_SUFFIXES = (".cpp", ".cc", ".cxx", ".c")
 _NVIDIA_ONLY_CODE = re.compile(r"#\s*include\s*[<\"](?:cutlass|cute)/|\b(?:cute|cutlass)::|\bwgmma\b|\btcgen05\b")
 
 
+def _branch_body(source, directives, index: int) -> tuple[str, int | None]:
+    """The text of the branch opened at `index`, and the index of the directive that ends it."""
+    end = _branch_end(directives, index)
+    end_line = directives[end].line if end is not None else len(source.lines) + 1
+    return "\n".join(source.lines[directives[index].last_line : end_line - 1]), end
+
+
+# Statements that only stop the program: a branch of nothing else is no port, it is a failure.
+_FAILURE_STATEMENT = re.compile(
+    r"^(?:assert\s*\(.*\bfalse\b.*\)|static_assert\s*\(\s*(?:false|0)\b.*\)|__trap\s*\(\s*\)|(?:std::)?abort\s*\(\s*\)"
+    r"|TORCH_CHECK\s*\(\s*false\b.*\)|#\s*error\b.*)$",
+    re.S,
+)
+
+
+def _only_fails(body: str) -> bool:
+    """Is a branch nothing but `assert(false)`, `#error`, `__trap()` and the like?"""
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", body, flags=re.S)
+    parts = [p.strip() for p in re.split(r";|\n(?=\s*#)", text) if p.strip()]
+    return bool(parts) and all(_FAILURE_STATEMENT.match(" ".join(p.split())) for p in parts)
+
+
 def _nvidia_branch_is_nvidia_only(source, directives, index: int, taken_on_hip: bool) -> bool:
     """Does the branch that NVIDIA's device pass takes here (and AMD does not) hold only code
-    AMD could never compile (inline PTX, CUTLASS/CuTe)? Then AMD taking the other branch is the
-    port, not a slip."""
-    chain_end = _branch_end(directives, index)
-    start_line = directives[index].last_line + 1
+    AMD could never compile (inline PTX, CUTLASS/CuTe), while the branch AMD takes does real
+    work? Then AMD taking the other branch is the port, not a slip. A branch for AMD that only
+    fails (`assert(false)`, `#error`) is no port."""
+    this_body, chain_end = _branch_body(source, directives, index)
     if taken_on_hip:
         # NVIDIA takes a later branch: the one after this directive's branch
         if chain_end is None or directives[chain_end].keyword == "endif":
             return False
-        start_line = directives[chain_end].last_line + 1
-        chain_end = _branch_end(directives, chain_end)
-    end_line = directives[chain_end].line if chain_end is not None else len(source.lines) + 1
-    body = "\n".join(source.lines[start_line - 1 : end_line - 1])
+        amd_body = this_body
+        body, _ = _branch_body(source, directives, chain_end)
+    else:
+        body = this_body
+        has_next = chain_end is not None and directives[chain_end].keyword != "endif"
+        amd_body = _branch_body(source, directives, chain_end)[0] if has_next else ""
     if not body.strip():
+        return False
+    if _only_fails(amd_body):
         return False
     if re.search(r"\b(?:asm|__asm__)\b", body):
         templates = "\n".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', body))
