@@ -21,7 +21,6 @@ import csv
 import importlib.util
 import os
 import sys
-import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import torch
 from torch import nn
 
 from . import device as _device
+from .warn_once import OnceWarnings
 
 __all__ = [
     "GEMM_CONFIG_VARS",
@@ -140,16 +140,7 @@ def add_tuned_gemm_configs(*csv_paths: str | os.PathLike, kind: str = "bf16",
 # Preshuffled weights
 # --------------------------------------------------------------------------
 
-_warned: set[str] = set()
-_lock = threading.Lock()
-
-
-def _warn_once(key: str, message: str) -> None:
-    with _lock:
-        if key in _warned:
-            return
-        _warned.add(key)
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
+_warnings = OnceWarnings(stacklevel=2)
 
 
 class PreshuffledLinear(nn.Module):
@@ -193,9 +184,9 @@ class PreshuffledLinear(nn.Module):
                 return self._gemm(x, shuffled, self.bias)
             except Exception as exc:
                 self.failed = True
-                _warn_once("preshuffled", f"rocmlint.runtime.PreshuffledLinear: aiter GEMM "
-                           f"with the preshuffled weight failed ({type(exc).__name__}: "
-                           f"{exc}); using the plain weight")
+                _warnings.warn("preshuffled", f"rocmlint.runtime.PreshuffledLinear: aiter GEMM "
+                               f"with the preshuffled weight failed ({type(exc).__name__}: "
+                               f"{exc}); using the plain weight")
         from .ops import linear
 
         return linear(x, self.weight, self.bias)
@@ -261,5 +252,4 @@ def preshuffle_linears(model: nn.Module, *, min_tokens: int = DEFAULT_MIN_TOKENS
 
 
 def _reset_for_tests() -> None:
-    with _lock:
-        _warned.clear()
+    _warnings.clear()

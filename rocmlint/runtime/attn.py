@@ -14,13 +14,13 @@ import math
 import numbers
 import os
 import threading
-import warnings
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
 from . import device as _device
+from .warn_once import OnceWarnings
 
 __all__ = ["attention", "EAGER_MEMORY_BUDGET_BYTES"]
 
@@ -56,16 +56,7 @@ def _version_tuple(text: str) -> tuple[int, int]:
 # tier 2, which is what a hand-written call had to do there.
 _SDPA_HAS_GQA = _version_tuple(torch.__version__) >= (2, 5)
 
-_warned: set[str] = set()
-_warn_lock = threading.Lock()
-
-
-def _warn_once(key: str, message: str) -> None:
-    with _warn_lock:
-        if key in _warned:
-            return
-        _warned.add(key)
-    warnings.warn(message, RuntimeWarning, stacklevel=4)
+_warnings = OnceWarnings(stacklevel=3)
 
 
 # The switches are read at every call.  ``os.environ.get`` costs about 0.5 us;
@@ -533,7 +524,7 @@ def _run_aiter(q, k, v, p: _Problem, explicit: bool):
         if explicit:
             raise
         _aiter_failed.add(key)
-        _warn_once(
+        _warnings.warn(
             "aiter-fail-" + repr(key),
             f"rocmlint.runtime.attention: aiter {caller.kind} failed ({type(exc).__name__}: "
             f"{exc}); using PyTorch SDPA for these inputs from now on",
@@ -915,7 +906,7 @@ def _dispatch(q, k, v, p: _Problem, backend: str, explicit: bool):
     try:
         return _run_sdpa(q, k, v, p)
     except RuntimeError as exc:
-        _warn_once(
+        _warnings.warn(
             "sdpa-fail",
             f"rocmlint.runtime.attention: SDPA failed on arguments that passed the checks "
             f"({exc}); using the eager tier",
@@ -930,7 +921,7 @@ def _rocm_auto_backend() -> str:
     if _device.aiter_available():
         return "aiter"
     if use:
-        _warn_once(
+        _warnings.warn(
             "aiter-unavailable",
             "USE_AITER_ATTENTION=1 but aiter is not usable: " + _device.aiter_status()[1],
         )
@@ -965,5 +956,4 @@ def _reset_for_tests() -> None:
     with _caller_lock:
         _callers.clear()
     _aiter_failed.clear()
-    with _warn_lock:
-        _warned.clear()
+    _warnings.clear()

@@ -7,14 +7,13 @@ named in its docstring, so swapping it in changes no bit of the output there.
 from __future__ import annotations
 
 import os
-import threading
-import warnings
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
 from . import device as _device
+from .warn_once import OnceWarnings
 
 __all__ = ["linear", "silu_and_mul", "gelu_tanh_and_mul", "AITER_DEVICE_TYPES"]
 
@@ -23,17 +22,8 @@ __all__ = ["linear", "silu_and_mul", "gelu_tanh_and_mul", "AITER_DEVICE_TYPES"]
 AITER_DEVICE_TYPES = frozenset({"cuda"})
 
 _HALF = (torch.float16, torch.bfloat16)
-_warned: set[str] = set()
+_warnings = OnceWarnings(stacklevel=2)
 _failed: set[tuple] = set()
-_lock = threading.Lock()
-
-
-def _warn_once(key: str, message: str) -> None:
-    with _lock:
-        if key in _warned:
-            return
-        _warned.add(key)
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
 def _aiter_enabled() -> bool:
@@ -90,7 +80,7 @@ def _aiter_linear(x, w, b):
         return op(x, w, b)
     except Exception as exc:
         _failed.add(key)
-        _warn_once(
+        _warnings.warn(
             "gemm",
             f"rocmlint.runtime.linear: aiter gemm_a16w16 failed ({type(exc).__name__}: "
             f"{exc}); using F.linear",
@@ -134,7 +124,7 @@ def _aiter_gated(name: str, x: torch.Tensor, out: torch.Tensor | None):
         op(result, x if x.is_contiguous() else x.contiguous())
     except Exception as exc:
         _failed.add(key)
-        _warn_once(
+        _warnings.warn(
             name,
             f"rocmlint.runtime.{name}: aiter kernel failed ({type(exc).__name__}: "
             f"{exc}); using PyTorch",
@@ -184,6 +174,5 @@ def gelu_tanh_and_mul(
 
 
 def _reset_for_tests() -> None:
-    with _lock:
-        _warned.clear()
+    _warnings.clear()
     _failed.clear()
