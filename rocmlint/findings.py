@@ -141,3 +141,10 @@ class ScanResult:
     # followed), each with its reason; listed on request (--show-skipped).
     left_out: list[Problem] = field(default_factory=list)
     baselined: int = 0  # findings left out because a --baseline file records them
+
+
+def excerpt(text: str, limit: int = 80) -> str:
+    """`text` on one line (runs of white space made one space), cut to `limit` characters
+    with "..." at the end: how code is quoted inside a message or a gate's reason."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

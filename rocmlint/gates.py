@@ -25,6 +25,7 @@ import functools
 import os
 import re
 
+from rocmlint.findings import excerpt
 from rocmlint.preprocessor import (
     NO_PROJECT,
     Chain,
@@ -49,7 +50,8 @@ _PLATFORM_STRINGS = {"rocm", "hip", "amd", "nvidia"}
 _PLATFORM_ATTR_SUFFIXES = ("version.hip", "version.cuda", "platform.is_cuda")
 
 
-def _dotted(node: ast.AST) -> str | None:
+def dotted_name(node: ast.AST) -> str | None:
+    """`torch.version.hip` for that chain of attributes on a name; None for anything else."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -64,7 +66,7 @@ def _names_a_stack(node: ast.AST) -> bool:
     """The plain spelling test: does this expression mention a GPU stack by name?"""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Attribute):
-            dotted = _dotted(sub)
+            dotted = dotted_name(sub)
             if dotted and dotted.endswith(_PLATFORM_ATTR_SUFFIXES):
                 return True
             if names_platform(sub.attr):
@@ -94,12 +96,12 @@ def _names_amd(identifier: str) -> bool:
     return names_platform(identifier) and not re.search(r"nvidia|nvcc", identifier, re.I)
 
 
-def _short(node: ast.AST, limit: int = 80) -> str:
+def short_source(node: ast.AST, limit: int = 80) -> str:
+    """The node's source on one line, cut to `limit` characters, for a gate's reason."""
     try:
-        text = " ".join(ast.unparse(node).split())
+        return excerpt(ast.unparse(node), limit)
     except (ValueError, RecursionError, AttributeError):  # pragma: no cover - exotic trees
         return "..."
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # Calls that end a test or a script: `if not is_rocm(): pytest.skip(...)` gates what follows.
@@ -115,7 +117,7 @@ def _exits(body: list[ast.stmt]) -> bool:
     if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
         return True
     if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
-        name = _dotted(last.value.func) or ""
+        name = dotted_name(last.value.func) or ""
         return name in _EXIT_CALLS or name.endswith((".skip", ".exit"))
     return False
 
@@ -124,7 +126,7 @@ def _is_suppress_with(node: ast.With) -> bool:
     for item in node.items:
         call = item.context_expr
         if isinstance(call, ast.Call):
-            name = _dotted(call.func) or ""
+            name = dotted_name(call.func) or ""
             if name == "suppress" or name.endswith(".suppress"):
                 return True
     return False
@@ -134,7 +136,7 @@ def _platform_decorator(decorator: ast.AST, predicates) -> bool:
     """`@pytest.mark.skipif(torch.version.hip, ...)`, `@unittest.skipIf(IS_ROCM, ...)`,
     `@skipIfRocm`, `@requires_cuda_sm90` where that predicate is the project's."""
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    name = _dotted(target) or ""
+    name = dotted_name(target) or ""
     if names_platform(name.rsplit(".", 1)[-1]):
         return True
     if isinstance(decorator, ast.Call) and name.rsplit(".", 1)[-1] in _SKIP_DECORATORS:
@@ -210,18 +212,18 @@ def python_gate(
         if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
             if is_platform_test(parent.test, predicates):
                 keyword = "while" if isinstance(parent, ast.While) else "if"
-                return f"under `{keyword} {_short(parent.test)}` (line {parent.lineno})"
+                return f"under `{keyword} {short_source(parent.test)}` (line {parent.lineno})"
         elif isinstance(parent, ast.BoolOp) and child is not parent.values[0]:
             # `is_rocm() or torch.compile(...)`, `not IS_HIP and import_module("pynvml")`
             earlier = parent.values[: parent.values.index(child)] if child in parent.values else []
             for value in earlier:
                 if is_platform_test(value, predicates):
-                    return f"after `{_short(value)}` in `{_short(parent)}` (line {parent.lineno})"
+                    return f"after `{short_source(value)}` in `{short_source(parent)}` (line {parent.lineno})"
         elif import_guard and isinstance(parent, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             if parent.handlers and facts.position(parent, "body", child) is not None:
                 return f"inside `try:` with an `except` clause (line {parent.lineno})"
         elif import_guard and isinstance(parent, ast.With) and _is_suppress_with(parent):
-            return f"inside `with {_short(parent.items[0].context_expr)}` (line {parent.lineno})"
+            return f"inside `with {short_source(parent.items[0].context_expr)}` (line {parent.lineno})"
         elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             # Code in a class or function named for AMD's stack (`ROCmConfigHeuristic`,
             # `_rocm_attention`) is written for ROCm. NVIDIA names do not count: helpers such as
@@ -231,11 +233,11 @@ def python_gate(
                 return f"in {kind} `{parent.name}`, named for ROCm (line {parent.lineno})"
             for decorator in parent.decorator_list:
                 if _platform_decorator(decorator, predicates):
-                    return f"in `{parent.name}`, skipped on one GPU stack by `@{_short(decorator)}` (line {decorator.lineno})"
+                    return f"in `{parent.name}`, skipped on one GPU stack by `@{short_source(decorator)}` (line {decorator.lineno})"
         elif isinstance(parent, ast.Module):
             mark = facts.module_mark(parent, predicates)
             if mark is not None and mark is not child:
-                return f"in a test module skipped on one GPU stack by `{_short(mark)}` (line {mark.lineno})"
+                return f"in a test module skipped on one GPU stack by `{short_source(mark)}` (line {mark.lineno})"
         # An early exit on a platform test earlier in the same block gates what follows:
         #   if torch.version.hip: return fallback()
         for block in ("body", "orelse", "finalbody"):
@@ -244,7 +246,7 @@ def python_gate(
                 first = facts.first_exit(parent, block, predicates)
                 if first is not None and first < index:
                     earlier = getattr(parent, block)[first]
-                    return f"after `if {_short(earlier.test)}:` exits early (line {earlier.lineno})"
+                    return f"after `if {short_source(earlier.test)}:` exits early (line {earlier.lineno})"
         child, parent = parent, parents.get(id(parent))
     return None
 
@@ -281,7 +283,7 @@ class PlatformPredicates:
                 if qualified and _imported_predicate(self.path, qualified, 0):
                     return True
             elif isinstance(target, ast.Attribute) and isinstance(sub, ast.Call):
-                dotted = _dotted(target)
+                dotted = dotted_name(target)
                 if dotted:
                     head, _, rest = dotted.partition(".")
                     qualified = self.imported(head)

@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
+from rocmlint.findings import excerpt
 from rocmlint.matchers import Capture, Match
 
 
@@ -22,11 +23,6 @@ def _capture(text: str, start: int, end: int) -> Capture:
 
 def _match(start: int, end: int, gate: str | None, **captures: str) -> Match:
     return Match(start, end, gate=gate, captures={k: _capture(v, start, end) for k, v in captures.items()})
-
-
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # --- ROCM301: NVIDIA GPU architectures written into the build -------------------------------
@@ -55,14 +51,14 @@ def nvidia_arch(source, matcher) -> Iterator[Match]:
         previous[token.unit] = token.text
         text = token.text
         if _NV_ARCH_WORD.search(text) or (flag_before and _NV_ARCH_FLAG.match(flag_before) and _NV_ARCH_VALUE.search(text)):
-            yield _match(token.start, token.end, token.gate, FOUND=_short(text),
+            yield _match(token.start, token.end, token.gate, FOUND=excerpt(text, 60),
                          EFFECT="HIP-Clang does not take nvcc's architecture options, and a ROCm build needs AMD targets")
     for setting in view.settings:
         if setting.name in _NV_ARCH_SETTINGS and setting.kind != "arg" or (setting.kind == "arg" and setting.name == "TORCH_CUDA_ARCH_LIST"):
             value = setting.value.strip().strip("\"'")
             if value.lower() in _DETECTED or "$" in value or not re.search(r"\d", value):
                 continue
-            yield _match(setting.start, setting.end, setting.gate, FOUND=_short(f"{setting.name}={value}"),
+            yield _match(setting.start, setting.end, setting.gate, FOUND=excerpt(f"{setting.name}={value}", 60),
                          EFFECT="a ROCm build ignores it and gets no AMD target list from it")
 
 
@@ -102,7 +98,7 @@ def _stale(names: list[str], start: int, end: int, gate, shown: str) -> Iterator
     if not present & _OLDER_CDNA or present & _COVERS_GFX950:
         return
     missing = "gfx950 (MI350X/MI355X)" if present & {"gfx940", "gfx941", "gfx942"} else "gfx942 (MI300) and gfx950 (MI350X/MI355X)"
-    yield _match(start, end, gate, LIST=_short(shown), MISSING=missing)
+    yield _match(start, end, gate, LIST=excerpt(shown, 60), MISSING=missing)
 
 
 # --- ROCM303: the CUDA toolkit required by CMake ---------------------------------------------
@@ -196,7 +192,7 @@ _NVCC_REGISTER_FLAG = re.compile(r"^-{1,2}(?:maxrregcount|maxregcount)(?:[=\s]\S
 def nvcc_register_flags(source, matcher) -> Iterator[Match]:
     for token in source.build_view.tokens:
         if _NVCC_REGISTER_FLAG.match(token.text):
-            yield _match(token.start, token.end, token.gate, FLAG=_short(token.text, 40))
+            yield _match(token.start, token.end, token.gate, FLAG=excerpt(token.text, 40))
 
 
 # --- ROCM306 / ROCM307: dependencies ---------------------------------------------------------
@@ -245,7 +241,7 @@ def nvidia_packages(source, matcher) -> Iterator[Match]:
     for dependency in source.build_view.dependencies:
         reason = nvidia_package_reason(dependency)
         if reason:
-            yield _match(dependency.start, dependency.end, dependency.gate, PACKAGE=_short(dependency.text), WHY=reason)
+            yield _match(dependency.start, dependency.end, dependency.gate, PACKAGE=excerpt(dependency.text, 60), WHY=reason)
 
 
 _EXACT = re.compile(r"^===?\s*([0-9][0-9A-Za-z.!]*)$")
@@ -266,7 +262,7 @@ def torch_pins(source, matcher) -> Iterator[Match]:
     for dependency in source.build_view.dependencies:
         version = exact_torch_pin(dependency)
         if version:
-            yield _match(dependency.start, dependency.end, dependency.gate, PIN=_short(dependency.text), VERSION=version)
+            yield _match(dependency.start, dependency.end, dependency.gate, PIN=excerpt(dependency.text, 60), VERSION=version)
 
 
 # --- ROCM308: package indexes of CUDA builds -------------------------------------------------
@@ -304,7 +300,7 @@ _NVIDIA_IMAGE = re.compile(r"^(?:docker\.io/)?(?:nvidia/(?:cuda|cudagl|opengl|py
 def nvidia_images(source, matcher) -> Iterator[Match]:
     for image in source.build_view.images:
         if _NVIDIA_IMAGE.match(image.ref.strip()):
-            yield _match(image.start, image.end, image.gate, IMAGE=_short(image.ref, 70))
+            yield _match(image.start, image.end, image.gate, IMAGE=excerpt(image.ref, 70))
 
 
 # --- ROCM310: NVIDIA's container runtime -----------------------------------------------------
@@ -334,10 +330,10 @@ def nvidia_container_runtime(source, matcher) -> Iterator[Match]:
             found = text
         previous[token.unit] = text
         if found:
-            yield _match(token.start, token.end, token.gate, FOUND=_short(found, 40))
+            yield _match(token.start, token.end, token.gate, FOUND=excerpt(found, 40))
     for setting in view.settings:
         if setting.name in _NVIDIA_RUNTIME_SETTINGS and source.language != "python":
-            yield _match(setting.start, setting.end, setting.gate, FOUND=f"{setting.name}={_short(setting.value, 30)}")
+            yield _match(setting.start, setting.end, setting.gate, FOUND=f"{setting.name}={excerpt(setting.value, 30)}")
 
 
 # --- ROCM311: installing the project pulls NVIDIA builds -------------------------------------
@@ -349,7 +345,7 @@ def nvidia_pinning_installs(source, matcher) -> Iterator[Match]:
             continue
         pins = project_nvidia_pins(install.directory)
         if pins:
-            yield _match(install.start, install.end, install.gate, INSTALL=_short(install.text, 50), PINS=", ".join(pins[:3]))
+            yield _match(install.start, install.end, install.gate, INSTALL=excerpt(install.text, 50), PINS=", ".join(pins[:3]))
 
 
 @lru_cache(maxsize=64)
@@ -386,7 +382,7 @@ def project_nvidia_pins(directory: str) -> tuple[str, ...]:
                 continue
             if nvidia_package_reason(dependency) or exact_torch_pin(dependency):
                 line, _ = source.position(dependency.start)
-                found.append(f"`{_short(dependency.text, 40)}` ({name}:{line})")
+                found.append(f"`{excerpt(dependency.text, 40)}` ({name}:{line})")
     return tuple(found)
 
 

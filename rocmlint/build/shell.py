@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from rocmlint.build.worlds import names_cuda, names_rocm
+from rocmlint.findings import excerpt
 
 # Words that test for a GPU stack in a shell condition, besides names worlds.py knows.
 _STACK_TOOL = re.compile(r"nvidia-smi|rocminfo|rocm-smi|amd-smi|/opt/rocm|/dev/kfd|hipconfig|nvcc", re.IGNORECASE)
@@ -78,7 +79,7 @@ def _gate(node) -> str | None:
                     texts.extend(c.text() for c in _if_conditions(clause))
             in_condition = any(_contains(c, node) for c in conditions)
             if not in_condition and any(names_stack(t) for t in texts):
-                return f"under `if {_short(texts[0])}` (line {ancestor.range().start.line + 1}), which asks for the GPU stack"
+                return f"under `if {excerpt(texts[0])}` (line {ancestor.range().start.line + 1}), which asks for the GPU stack"
         elif kind == "case_statement":
             # Every arm of a `case` that has an arm for a GPU stack is that stack's or another's.
             patterns = [_case_pattern(item) for item in ancestor.children() if item.kind() == "case_item"]
@@ -88,18 +89,13 @@ def _gate(node) -> str | None:
         elif kind == "list":
             first = ancestor.child(0)
             if first is not None and not _contains(first, node) and names_stack(first.text()):
-                return f"after `{_short(first.text())}` (line {ancestor.range().start.line + 1}), which asks for the GPU stack"
+                return f"after `{excerpt(first.text())}` (line {ancestor.range().start.line + 1}), which asks for the GPU stack"
     return None
 
 
 def _case_pattern(item) -> str:
     value = item.field("value")
     return (value.text() if value is not None else item.text().split(")", 1)[0]).strip()
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _if_conditions(node) -> list:

@@ -11,6 +11,7 @@ import ast
 import re
 from typing import Iterator
 
+from rocmlint.findings import excerpt
 from rocmlint.matchers import Capture, Match
 from rocmlint.preprocessor import MacroFact, MacroTable, condition_names_platform, condition_value, scan_directives
 
@@ -64,7 +65,7 @@ def cuda_arch_feature_gates(source, matcher) -> Iterator[Match]:
             start,
             end,
             gate=gates.reason(directive.line, matcher.check_amd_side),
-            captures={"DIRECTIVE": Capture(text if len(text) <= 80 else text[:77] + "...", start, end)},
+            captures={"DIRECTIVE": Capture(excerpt(text), start, end)},
         )
 
 

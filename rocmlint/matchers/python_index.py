@@ -385,7 +385,9 @@ class PythonIndex:
         if isinstance(expr, ast.IfExp):
             reason = None
             if self.is_platform_test(expr.test):
-                reason = f"under `... if {_short(expr.test)} else ...` (line {expr.lineno})"
+                from rocmlint.gates import short_source
+
+                reason = f"under `... if {short_source(expr.test, 60)} else ...` (line {expr.lineno})"
             found = self.values(expr.body, depth, seen) + self.values(expr.orelse, depth, seen)
             return [_gated(v, reason) for v in found]
         if isinstance(expr, ast.BoolOp):
@@ -394,7 +396,9 @@ class PythonIndex:
                 reason = None
                 earlier = [v for v in expr.values[:index] if self.is_platform_test(v)]
                 if earlier:
-                    reason = f"after `{_short(earlier[0])}` (line {expr.lineno})"
+                    from rocmlint.gates import short_source
+
+                    reason = f"after `{short_source(earlier[0], 60)}` (line {expr.lineno})"
                 found += [_gated(v, reason) for v in self.values(operand, depth, seen)]
             return found
         if isinstance(expr, ast.Name):
@@ -857,11 +861,3 @@ def _char_col(line: str, byte_col: int) -> int:
     if line.isascii():
         return byte_col
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-
-
-def _short(node: ast.AST, limit: int = 60) -> str:
-    try:
-        text = " ".join(ast.unparse(node).split())
-    except (ValueError, RecursionError, AttributeError):  # pragma: no cover - exotic trees
-        return "..."
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -14,6 +14,8 @@ import ast
 import os
 import re
 
+from rocmlint.gates import dotted_name
+
 # Keyword arguments that hand C/C++ source files to a JIT build.
 _SOURCE_KEYWORDS = frozenset({"cuda_files", "cpp_files", "cuda_sources", "cpp_sources", "sources"})
 _SOURCE_SUFFIX = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|h|hpp|hip)$")
@@ -136,7 +138,7 @@ def _test_side(test: ast.AST) -> str | None:
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
         side = _test_side(test.left)
         return side if isinstance(test.ops[0], ast.IsNot) else _flip(side) if isinstance(test.ops[0], ast.Is) else None
-    name = _dotted(test.func if isinstance(test, ast.Call) else test)
+    name = dotted_name(test.func if isinstance(test, ast.Call) else test)
     if name is None or _NOT_A_STACK.search(name):
         return None
     if _AMD_WORD.search(name):
@@ -148,17 +150,6 @@ def _test_side(test: ast.AST) -> str | None:
 
 def _flip(side: str | None) -> str | None:
     return {"nvidia": "amd", "amd": "nvidia"}.get(side) if side else None
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _module_name(path: str) -> str | None:
