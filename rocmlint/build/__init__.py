@@ -43,6 +43,14 @@ class Origin:
         return where
 
 
+@dataclass(frozen=True)
+class Item:
+    """One string a build file's value may hold (a list element, a path), and where it was written."""
+
+    text: str
+    origin: Origin
+
+
 @dataclass
 class BuildFacts:
     """What the build files read so far say, per vendor build (ROCM / CUDA)."""

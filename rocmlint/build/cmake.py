@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from rocmlint.build import BuildFacts, Origin, is_source_path
+from rocmlint.build import BuildFacts, Item, Origin, is_source_path
 from rocmlint.build.worlds import CUDA, ROCM, selects, switch_in_world
 
 # --- the language ---------------------------------------------------------------------------
@@ -209,14 +209,6 @@ def _matching_brace(text: str, open_index: int) -> int:
 # need few; the cap keeps a long chain of unknown conditions from growing without bound.
 _MAX_OPTIONS = 8
 _MAX_ITEMS = 20000
-
-
-@dataclass(frozen=True)
-class Item:
-    """One list element a variable may hold, and where a build file wrote it."""
-
-    text: str
-    origin: Origin
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from rocmlint.build import BuildFacts, Origin, is_source_path
+from rocmlint.build import BuildFacts, Item, Origin, is_source_path
 from rocmlint.build.worlds import CUDA, ROCM, python_switch_in_world, selects, vendor_literal
 
 _MAX_CONSTS = 8
@@ -42,12 +42,6 @@ class _Some:
 
 SOME = _Some()
 _BUILD_DIR = "\0builddir"  # the directory of the build file, which relative paths start from
-
-
-@dataclass(frozen=True)
-class Item:
-    text: str
-    origin: Origin
 
 
 @dataclass(frozen=True)
