@@ -445,7 +445,6 @@ def _catalog_data(paths: list[Path]) -> list[tuple[str, Any]]:
     nothing but the time."""
     import json
     import os
-    import tempfile
 
     texts = [(path.name, path.read_text(encoding="utf-8")) for path in paths]
     kept = _compiled_catalog_path(texts)
@@ -463,15 +462,10 @@ def _catalog_data(paths: list[Path]) -> list[tuple[str, Any]]:
             encoded = json.dumps(parsed)
             # Only data JSON gives back unchanged (YAML dates or integer keys would not be).
             if json.loads(encoded) == [list(item) for item in parsed]:
+                from rocmlint.result_cache import write_by_rename
+
                 os.makedirs(os.path.dirname(kept), exist_ok=True)
-                descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(kept), prefix=".tmp-catalog-")
-                try:
-                    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                        handle.write(encoded)
-                    os.replace(temporary, kept)
-                except BaseException:
-                    os.unlink(temporary)
-                    raise
+                write_by_rename(kept, encoded, prefix=".tmp-catalog-")
         except (OSError, TypeError, ValueError):
             pass
     return parsed

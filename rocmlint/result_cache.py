@@ -134,6 +134,20 @@ def scan_salt(checks: Sequence, gpu_target) -> str:
     return digest.hexdigest()
 
 
+def write_by_rename(target: str, text: str, prefix: str) -> None:
+    """Write a kept file whole or not at all: into a temporary file beside it, renamed over it,
+    so that a reader never sees half a file (a scan stopped mid-write, two scans at once). No
+    fsync: a kept file lost in a crash only costs the time to make it again."""
+    descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=prefix, suffix=".json")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
 class ResultCache:
     """Kept per-file results under `directory` (created on first write)."""
 
@@ -181,14 +195,7 @@ class ResultCache:
             if not os.path.isdir(folder):
                 self._prepare()
                 os.makedirs(folder, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                    handle.write(encoded)
-                os.replace(temporary, target)
-            except BaseException:
-                os.unlink(temporary)
-                raise
+            write_by_rename(target, encoded, prefix=".tmp-")
         except OSError:
             self._writable = False  # a read-only place or a full disk: keep nothing, say nothing
 
