@@ -22,6 +22,11 @@ _CUDA_ARCH = re.compile(r"\b__CUDA_ARCH__\b")
 _HIP_DEVICE = re.compile(r"\b(__HIP_DEVICE_COMPILE__|__AMDGCN__|__gfx\w+__|__GFX\d+__)\b")
 
 
+def _asks_about_amd(condition: str) -> bool:
+    """Does a condition test a GPU stack macro, the HIP device pass or an AMD target?"""
+    return condition_names_platform(condition) or bool(_HIP_DEVICE.search(condition))
+
+
 # The device passes of current NVIDIA data-centre GPUs (Ampere, Hopper, Blackwell): what the
 # code's authors tested. A condition HIP reads differently from every one of them sends AMD
 # down a path only the host pass or an older GPU takes.
@@ -45,7 +50,7 @@ def cuda_arch_feature_gates(source, matcher) -> Iterator[Match]:
             continue
         if not _CUDA_ARCH.search(directive.text):
             continue
-        if condition_names_platform(directive.text) or _HIP_DEVICE.search(directive.text):
+        if _asks_about_amd(directive.text):
             continue
         on_hip, _ = condition_value(directive.keyword, directive.text)
         if on_hip is None:
@@ -126,8 +131,7 @@ def _later_branch_for_amd(directives, index: int) -> bool:
     """Does a later `#elif` of the chain at `index` test a GPU stack macro or the HIP device pass?"""
     position = _branch_end(directives, index)
     while position is not None and directives[position].keyword in ("elif", "elifdef", "elifndef"):
-        condition = directives[position].text
-        if condition_names_platform(condition) or _HIP_DEVICE.search(condition):
+        if _asks_about_amd(directives[position].text):
             return True
         position = _branch_end(directives, position)
     return False
