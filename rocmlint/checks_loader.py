@@ -8,6 +8,7 @@ key would otherwise be ignored.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -85,6 +86,7 @@ SCHEMA = {
     "enabled-by-default": (bool, False),
     "tags": ("str-list", True),
     "markers": ("str-list", True),
+    "python-file-names": ("str-list", False),
     "message": (str, True),
     "description": (str, True),
     "rationale": (str, True),
@@ -283,10 +285,20 @@ class Check:
     invalid_examples: tuple[InvalidExample, ...] = ()
     valid_examples: tuple[ValidExample, ...] = ()
     source: str = ""
+    # The Python files the check reads, by file name (empty: all of them). The build checks
+    # read only setup.py: without this, every `.py` file holding a marker such as "torch"
+    # would be parsed for them and then yield nothing.
+    python_file_names: tuple[str, ...] = ()
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.rewrite is not None
+
+    def reads(self, language: str, path: str) -> bool:
+        """Whether the check looks at a file of this language and path at all."""
+        if language not in self.languages:
+            return False
+        return language != "python" or not self.python_file_names or os.path.basename(path) in self.python_file_names
 
 
 def parse_check(data: Any, source: str) -> Check:
@@ -298,6 +310,8 @@ def parse_check(data: Any, source: str) -> Check:
         raise CheckFileError(f"{source}: name must be lower-case words joined by '-', got {data['name']!r}")
     if "\n" in data["message"].strip():
         raise CheckFileError(f"{source}: message must be one line")
+    if "python-file-names" in data and "python" not in data["languages"]:
+        raise CheckFileError(f"{source}: python-file-names is only for a check whose languages include python")
     match = data["match"]
     if len(match) != 1 or next(iter(match)) not in MATCHER_KINDS:
         raise CheckFileError(
@@ -331,6 +345,7 @@ def parse_check(data: Any, source: str) -> Check:
         hipify_gated=data.get("hipify-gated", False),
         amd_only_gated=data.get("amd-only-gated", False),
         project_macro_gate=tuple(data.get("project-macro-gate", ())),
+        python_file_names=tuple(data.get("python-file-names", ())),
         target=target,
         fix=FixIt(
             title=fix["title"],

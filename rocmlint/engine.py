@@ -214,8 +214,8 @@ def target_gate(check: Check, target) -> tuple[str | None, str | None]:
 
 
 def relevant_checks(source: SourceFile, checks: Iterable[Check]) -> list[Check]:
-    """The checks for the file's language with a marker in its text: the others cannot match."""
-    return [c for c in checks if source.language in c.languages and any(m in source.text for m in c.markers)]
+    """The checks that read the file with a marker in its text: the others cannot match."""
+    return [c for c in checks if c.reads(source.language, source.path) and any(m in source.text for m in c.markers)]
 
 
 def check_source(

@@ -68,6 +68,26 @@ def test_files_without_markers_are_never_parsed():
     assert findings == [] and "syntax error" in problems[0].reason
 
 
+def test_build_checks_read_only_setup_py_among_python_files():
+    # "torch==2.1.0" holds ROCM307's marker; outside setup.py no build check reads a Python
+    # file, so a module that is not valid Python is not parsed for them.
+    checks = select_checks(["ROCM3"])
+    text = "REQUIRES = ['torch==2.1.0']\ndef broken(:\n"
+    assert check_source(SourceFile("pkg/module.py", text, "python"), checks) == ([], [])
+    findings, problems = check_source(SourceFile("pkg/setup.py", text, "python"), checks)
+    assert findings == [] and "syntax error" in problems[0].reason
+    setup_py = "from setuptools import setup\nsetup(name='x', install_requires=['torch==2.1.0'])\n"
+    assert [f.check_id for f in check_source(SourceFile("setup.py", setup_py, "python"), checks)[0]] == ["ROCM307"]
+
+
+def test_python_file_names_only_with_python(tmp_path):
+    data = _rocm001_data()
+    data["languages"] = ["cpp"]
+    data["python-file-names"] = ["setup.py"]
+    with pytest.raises(CheckFileError, match="python-file-names is only for a check whose languages include python"):
+        parse_check(data, "f.yaml")
+
+
 def test_noqa_forms():
     code = textwrap.dedent(
         """\
