@@ -183,18 +183,20 @@ def _chooses_device(index, node: ast.AST) -> bool:
     return False
 
 
+_SKIP_DECORATORS = ("skipif", "skipIf", "skipUnless")
+
+
 def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
     """A test on `torch.version.cuda` (and on no other stack) that picks the device
     (`"cuda" if torch.version.cuda else "cpu"`), or skips or refuses with a message about
     GPUs: on ROCm builds `torch.version.cuda` is None although the GPU works."""
     index = source.python_index
     tests: list[tuple[ast.AST, ast.AST]] = []  # (the test, what it decides)
-    for node in ast.walk(index.tree):
-        if isinstance(node, ast.IfExp):
-            tests.append((node.test, node))
-        elif isinstance(node, ast.If):
-            tests.append((node.test, node))
-        elif isinstance(node, ast.Call) and (index.qualified_name(node.func) or "").rsplit(".", 1)[-1] in ("skipif", "skipIf", "skipUnless") and node.args:
+    tests += [(node.test, node) for node in index.branches]
+    for node in index.calls:
+        if not node.args or (isinstance(node.func, ast.Attribute) and node.func.attr not in _SKIP_DECORATORS):
+            continue
+        if (index.qualified_name(node.func) or "").rsplit(".", 1)[-1] in _SKIP_DECORATORS:
             tests.append((node.args[0], node))
     for test, decided in tests:
         if not _mentions_cuda_version(index, test) or _names_other_stack(index, test):

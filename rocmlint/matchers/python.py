@@ -43,6 +43,15 @@ from rocmlint.matchers import Capture, Match, check_keys
 from rocmlint.matchers.python_index import UNKNOWN
 
 _FORMS = ("import", "call", "method", "set", "env", "reference")
+_PARTIAL_TAIL = frozenset({"partial"})
+_IMPORT_CALLS = frozenset({"importlib.import_module", "__import__"})
+_IMPORT_TAILS = frozenset({"import_module", "__import__"})
+
+
+def _may_name(func: ast.AST, tails: frozenset[str]) -> bool:
+    """False when `func` cannot have a qualified name ending in one of `tails`: an attribute
+    (`a.b.attr`) keeps its own last part. A bare name may be an alias of anything."""
+    return not isinstance(func, ast.Attribute) or func.attr in tails
 
 
 class PythonMatcher:
@@ -73,6 +82,10 @@ class PythonMatcher:
         self.caught_by = tuple(spec.get("caught-by", ()))
         self.caught_only_by = frozenset(spec.get("caught-only-by", ()))
         self.calls = frozenset(spec.get("call", ()))
+        # The last part of each wanted call, and of each `within` context: a call written as
+        # `x.attr(...)` can only have a wanted qualified name when `attr` is one of these, so
+        # most calls of a module are passed over without resolving their names.
+        self.call_tails = frozenset(name.rsplit(".", 1)[-1] for name in self.calls)
         self.methods = frozenset(spec.get("method", ()))
         self.keywords = {k: tuple(v) for k, v in spec.get("keywords", {}).items()}
         for key, values in self.keywords.items():
@@ -80,6 +93,7 @@ class PythonMatcher:
                 raise CheckFileError(f"{where}.keywords.{key}: must be a list of literal values")
         self.positional = tuple(spec.get("positional", ()))
         self.within = frozenset(spec.get("within", ()))
+        self.within_tails = frozenset(name.rsplit(".", 1)[-1] for name in self.within)
         self.settings = frozenset(spec.get("set", ()))
         self.setting_values = tuple(spec["values"]) if "values" in spec else None
         self.env = frozenset(spec.get("env", ()))
@@ -88,6 +102,7 @@ class PythonMatcher:
         except re.error as exc:
             raise CheckFileError(f"{where}.value-regex: {exc}") from exc
         self.references = frozenset(spec.get("reference", ()))
+        self.reference_tails = frozenset(name.rsplit(".", 1)[-1] for name in self.references)
 
     def find(self, source) -> Iterator[Match]:
         index = source.python_index
@@ -130,7 +145,7 @@ class PythonMatcher:
                 found.append((node, names[0]))
         for call in index.calls:
             # importlib.import_module("flash_attn") and __import__("flash_attn") import too.
-            if index.qualified_name(call.func) in ("importlib.import_module", "__import__") and call.args:
+            if call.args and _may_name(call.func, _IMPORT_TAILS) and index.qualified_name(call.func) in _IMPORT_CALLS:
                 first = call.args[0]
                 if isinstance(first, ast.Constant) and isinstance(first.value, str) and self._wanted_module(first.value):
                     found.append((call, first.value))
@@ -169,16 +184,18 @@ class PythonMatcher:
     # --- calls ----------------------------------------------------------------------------
 
     def _callee_matches(self, index, func: ast.AST) -> bool:
-        if self.calls and index.qualified_name(func) in self.calls:
+        if self.calls and _may_name(func, self.call_tails) and index.qualified_name(func) in self.calls:
             return True
         return bool(self.methods) and isinstance(func, ast.Attribute) and func.attr in self.methods
 
     def _calls(self, source, index) -> Iterator[Match]:
+        if self.within and not any(self._context_call(index, w) is not None for w in index.withs):
+            return  # no `with` of a wanted context in the module: no call can be inside one
         for call in index.calls:
             func, offset = call.func, 0
             if not self._callee_matches(index, func):
                 # functools.partial(torch.compile, mode=...) configures the same call.
-                if not (call.args and index.qualified_name(func) == "functools.partial"
+                if not (call.args and _may_name(func, _PARTIAL_TAIL) and index.qualified_name(func) == "functools.partial"
                         and self._callee_matches(index, call.args[0])):
                     continue
                 func, offset = call.args[0], 1
@@ -234,11 +251,19 @@ class PythonMatcher:
         child, parent = call, index.parents.get(id(call))
         while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             if isinstance(parent, (ast.With, ast.AsyncWith)) and any(child is s for s in parent.body):
-                for item in parent.items:
-                    context = item.context_expr
-                    if isinstance(context, ast.Call) and index.qualified_name(context.func) in self.within:
-                        return context
+                context = self._context_call(index, parent)
+                if context is not None:
+                    return context
             child, parent = parent, index.parents.get(id(parent))
+        return None
+
+    def _context_call(self, index, statement: ast.With | ast.AsyncWith) -> ast.Call | None:
+        """The first `with` item of `statement` that calls one of `within`, if any."""
+        for item in statement.items:
+            context = item.context_expr
+            if (isinstance(context, ast.Call) and _may_name(context.func, self.within_tails)
+                    and index.qualified_name(context.func) in self.within):
+                return context
         return None
 
     def _keywords_match(self, source, index, call: ast.Call, offset: int, captures: dict) -> tuple[bool, str | None]:
@@ -331,6 +356,8 @@ class PythonMatcher:
         if any(q in self.references for q in index.aliases.values()):
             candidates += [n for n in ast.walk(index.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         for node in candidates:
+            if not _may_name(node, self.reference_tails):
+                continue
             name = index.qualified_name(node)
             if name not in self.references:
                 continue

@@ -51,7 +51,9 @@ def _alias_map(imports) -> dict[str, str]:
 
 def module_aliases(tree: ast.AST) -> dict[str, str]:
     """Local name -> qualified name for every import of a module."""
-    return _alias_map(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    from rocmlint.gates import import_statements
+
+    return _alias_map(import_statements(tree))
 
 
 class _Unknown:
@@ -104,6 +106,15 @@ class ModuleReference:
     safe: bool
 
 
+# Nodes the walk below need not enter: a name or a constant holds no other node worth a
+# parent (only its shared `ctx`), and the context and operator nodes are singletons that
+# `ast` shares between all their uses, so that no one parent of theirs exists.
+_LEAVES = frozenset({ast.Name, ast.Constant})
+_SHARED_LEAVES = frozenset(
+    kind for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop) for kind in base.__subclasses__()
+)
+
+
 class PythonIndex:
     def __init__(self, tree: ast.AST, path: str | None = None, lines: list[str] | None = None):
         self.tree = tree
@@ -117,6 +128,7 @@ class PythonIndex:
         self.compares: list[ast.Compare] = []
         self.attributes: list[ast.Attribute] = []
         self.dicts: list[ast.Dict] = []
+        self.branches: list[ast.If | ast.IfExp] = []
         # One breadth-first pass in ast.walk's order (children in field order), recording
         # each node's parent as its children are listed: ast.walk followed by
         # ast.iter_child_nodes listed every node's children twice.
@@ -132,6 +144,8 @@ class PythonIndex:
             ast.Compare: self.compares,
             ast.Attribute: self.attributes,
             ast.Dict: self.dicts,
+            ast.If: self.branches,
+            ast.IfExp: self.branches,
         }
         parents = self.parents
         node_type = ast.AST
@@ -144,13 +158,18 @@ class PythonIndex:
                 except AttributeError:
                     continue
                 if isinstance(value, node_type):
+                    kind = type(value)
+                    if kind in _SHARED_LEAVES:
+                        continue
                     parents[id(value)] = parent
-                    pending.append(value)
+                    if kind not in _LEAVES:
+                        pending.append(value)
                 elif isinstance(value, list):
                     for item in value:
                         if isinstance(item, node_type):
                             parents[id(item)] = parent
-                            pending.append(item)
+                            if type(item) not in _LEAVES:
+                                pending.append(item)
             listed = kinds.get(type(parent))
             if listed is not None:
                 listed.append(parent)
