@@ -12,7 +12,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -140,16 +139,18 @@ def _validate(value: Any, spec: dict, where: str, source: str) -> None:
 
 
 def _validate_value(item: Any, kind: Any, path: str, source: str) -> None:
-    bad = CheckFileError(f"{source}: {path} must be {_type_name(kind)}, got {item!r}")
+    def bad() -> CheckFileError:  # built only when raised: the repr of a long value costs
+        return CheckFileError(f"{source}: {path} must be {_type_name(kind)}, got {item!r}")
+
     if kind is str:
         if not isinstance(item, str) or not item.strip():
-            raise bad
+            raise bad()
     elif kind is int:
         if not isinstance(item, int) or isinstance(item, bool):
-            raise bad
+            raise bad()
     elif kind is bool:
         if not isinstance(item, bool):
-            raise bad
+            raise bad()
     elif kind == "bool-or-regex":
         if isinstance(item, str) and item.strip():
             try:
@@ -157,26 +158,26 @@ def _validate_value(item: Any, kind: Any, path: str, source: str) -> None:
             except re.error as exc:
                 raise CheckFileError(f"{source}: {path}: {exc}") from exc
         elif not isinstance(item, bool):
-            raise bad
+            raise bad()
     elif kind in ("str-list", "lang-list"):
         if not isinstance(item, list) or not item or not all(isinstance(x, str) and x for x in item):
-            raise bad
+            raise bad()
         if kind == "lang-list" and any(x not in LANGUAGES for x in item):
-            raise bad
+            raise bad()
     elif kind == "int-list":
         if not isinstance(item, list) or not item or not all(isinstance(x, int) and not isinstance(x, bool) for x in item):
-            raise bad
+            raise bad()
     elif kind == "any-mapping":
         if not isinstance(item, dict):
-            raise bad
+            raise bad()
     elif isinstance(kind, tuple) and kind and kind[0] == "list-of":
         if not isinstance(item, list) or not item:
-            raise bad
+            raise bad()
         for i, element in enumerate(item):
             _validate(element, kind[1], f"{path}[{i}]", source)
     elif isinstance(kind, tuple):
         if item not in kind:
-            raise bad
+            raise bad()
     elif isinstance(kind, dict):
         _validate(item, kind, path, source)
     else:  # pragma: no cover - a schema bug, not a user error
@@ -433,8 +434,13 @@ def _check_of(name: str, data) -> Check:
 
 
 def catalog_files() -> list[Path]:
-    root = resources.files("rocmlint.checks")
-    return sorted(Path(str(p)) for p in root.iterdir() if p.name.endswith(".yaml"))
+    # The check files sit beside the package's __init__.py (installed as plain files: see
+    # pyproject.toml); importlib.resources would find them too, at the cost of importing its
+    # machinery on every start.
+    import rocmlint.checks
+
+    root = os.path.dirname(os.path.abspath(rocmlint.checks.__file__))
+    return sorted(Path(root, name) for name in os.listdir(root) if name.endswith(".yaml"))
 
 
 def _compiled_catalog_path(texts: list[tuple[str, str]]) -> str | None:
