@@ -142,6 +142,7 @@ def scan_paths(
     groups: dict[Config, list] = {}
     configs: dict[str, Config] = {}
     seen: set[str] = set()
+    real_folders: dict[str, str] = {}
     result = ScanResult()
     for given in paths:
         if given.is_file() and language_of(str(given)) is None:
@@ -156,12 +157,20 @@ def scan_paths(
         result.left_out.extend(files.left_out)
         result.files_scanned += len(files.problems)
         for target in files.targets:
-            key = os.path.realpath(target.path)
+            # A file reached twice (named twice, or through a link) is scanned once. Its real
+            # path is its folder's, resolved once per folder, unless the file is a link itself.
+            folder = os.path.dirname(target.path)
+            real_folder = real_folders.get(folder)
+            if real_folder is None:
+                real_folder = real_folders[folder] = os.path.realpath(folder)
+            if os.path.islink(target.path):
+                key = os.path.realpath(target.path)
+            else:
+                key = os.path.join(real_folder, os.path.basename(target.path))
             if key in seen:
                 continue
             seen.add(key)
             # A file's configuration is its folder's: looked up once per folder.
-            folder = os.path.dirname(target.path)
             config = configs.get(folder)
             if config is None:
                 config = configs[folder] = settings.config_for(target.path)
