@@ -149,3 +149,22 @@ def test_a_match_that_takes_in_its_newline_ends_on_its_own_line():
     findings, _ = check_source(source, [check_by_id("ROCM005")])
     (finding,) = findings
     assert (finding.line, finding.col, finding.end_line, finding.end_col) == (1, 0, 1, len("#include <cutlass/gemm.h>"))
+
+
+@pytest.mark.parametrize(
+    "code, check_id, lines",
+    [
+        # The graph context, the synchronising call and the partial function under other names.
+        ("from torch.cuda import graph as capture\nwith capture(g):\n    n = out.item()\n", "ROCM010", [3]),
+        ("import torch\ncg = torch.cuda.graph\nwith cg(g):\n    torch.cuda.synchronize()\n", "ROCM010", [4]),
+        ("import torch\nfrom torch.cuda import synchronize as sync\nwith torch.cuda.graph(g):\n    sync()\n", "ROCM010", [4]),
+        ("import torch\nwith torch.cuda.graph(g), lock:\n    x.cpu()\n", "ROCM010", [3]),
+        ("import torch\nwith torch.cuda.stream(s):\n    x.cpu()\n", "ROCM010", []),
+        ("import torch\ndef f():\n    with torch.cuda.graph(g):\n        pass\nx.cpu()\n", "ROCM010", []),
+        ("import torch\nfrom functools import partial as bind\nc = bind(torch.compile, mode='reduce-overhead')\n", "ROCM002", [3]),
+        ("from importlib import import_module as load\nfa = load('flash_attn')\n", "ROCM011", [2]),
+    ],
+)
+def test_python_names_reached_through_aliases_are_resolved(code, check_id, lines):
+    findings, problems = check_source(SourceFile("m.py", code, "python"), select_checks([check_id]))
+    assert problems == [] and [f.line for f in findings] == lines
