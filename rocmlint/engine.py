@@ -331,6 +331,8 @@ def check_file(
         key = None
         if cache is not None:
             key = cache.key(target.path, target.language, data, collect)
+            if cache.unmarked(key):
+                return [], []
             kept = cache.get(key)
             if kept is not None:
                 return kept
@@ -342,6 +344,9 @@ def check_file(
 
             directives[absolute] = file_directives(source.text)
         relevant = relevant_checks(source, checks)
+        if key is not None and not relevant:
+            cache.note_unmarked(key)
+            return [], []
         if key is None or not relevant:
             return check_source(source, checks, keep_gated=True, relevant=relevant)
         from rocmlint.result_cache import record_questions, stop_recording
@@ -383,7 +388,10 @@ def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bo
         f, p = check_file(target, _worker_checks, max_file_size, directives, _worker_target, _worker_cache)
         findings.extend(f)
         problems.extend(p)
-    return findings, problems, directives or {}
+    unmarked: list[str] = []
+    if _worker_cache is not None:
+        unmarked, _worker_cache.new_unmarked = _worker_cache.new_unmarked, []
+    return findings, problems, directives or {}, unmarked
 
 
 @dataclass
@@ -432,11 +440,13 @@ def scan(request: ScanRequest) -> ScanResult:
         ids = [c.id for c in request.checks]
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target, cache)) as pool:
             count = len(batches)
-            for done, (findings, problems, read) in enumerate(
+            for done, (findings, problems, read, unmarked) in enumerate(
                 pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count), start=1
             ):
                 result.findings.extend(findings)
                 result.problems.extend(problems)
+                if cache is not None:
+                    cache.new_unmarked.extend(unmarked)
                 if directives is not None:
                     directives.update(read)
                 if request.progress is not None:
@@ -448,6 +458,9 @@ def scan(request: ScanRequest) -> ScanResult:
             result.problems.extend(problems)
             if request.progress is not None:
                 request.progress(done)
+    if cache is not None:
+        cache.save_unmarked(cache.new_unmarked)
+        cache.new_unmarked = []
     if request.use_project:
         result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems, directives)
     hits = result.findings

@@ -25,8 +25,9 @@ Entries are JSON files (never pickle: a cache directory someone else can write t
 able to run code), written to a temporary file and renamed into place, so a reader sees a
 whole entry or none. An entry that cannot be read or does not have the expected shape is a
 miss, never an error; a cache directory that cannot be written is a cache that keeps nothing.
-Files whose per-file pass had nothing to do (no check's marker in them) are not kept: reading
-them again costs less than reading an entry.
+Files whose per-file pass had nothing to do (no check's marker in them) get no entry of their
+own: their keys are listed together in one file (`unmarked.json`), read once per process, so
+that a re-scan neither decodes nor searches them again.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ from rocmlint.findings import Edit, Finding, Fix, Problem
 ENVIRONMENT_VARIABLE = "ROCMLINT_CACHE_DIR"
 DEFAULT_DIRECTORY = ".rocmlint_cache"  # rocmlint.discovery.OWN_CACHE_DIR: never scanned
 _FORMAT = 1
+_UNMARKED = "unmarked.json"
+# Keys of files that changed or went away are never taken out; past this many the list
+# starts again from one scan's keys.
+_UNMARKED_LIMIT = 500_000
 
 # --- questions about other files --------------------------------------------------------------
 
@@ -155,6 +160,45 @@ class ResultCache:
         self.directory = os.path.abspath(directory)
         self.salt = salt
         self._writable = True
+        self._unmarked: frozenset[str] | None = None  # read on first use
+        self.new_unmarked: list[str] = []  # found in this process, for save_unmarked
+
+    def unmarked(self, key: str) -> bool:
+        """Whether an earlier scan found that the file of this key holds no marker of any
+        check that runs (the key covers the file's bytes, its path and the checks)."""
+        if self._unmarked is None:
+            self._unmarked = self._read_unmarked()
+        return key in self._unmarked
+
+    def note_unmarked(self, key: str) -> None:
+        self.new_unmarked.append(key)
+
+    def _read_unmarked(self) -> frozenset[str]:
+        try:
+            with open(os.path.join(self.directory, _UNMARKED), "rb") as handle:
+                keys = json.loads(handle.read())
+            if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
+                return frozenset(keys)
+        except Exception:  # noqa: BLE001 - a missing or damaged list is an empty one
+            pass
+        return frozenset()
+
+    def save_unmarked(self, keys: Sequence[str]) -> None:
+        """Add one scan's unmarked keys to the kept list (by the process that runs the scan,
+        once, after its workers are done)."""
+        if not keys or not self._writable:
+            return
+        known = self._read_unmarked()
+        merged = known.union(keys)
+        if len(merged) == len(known):
+            return
+        if len(merged) > _UNMARKED_LIMIT:
+            merged = frozenset(keys)
+        try:
+            self._prepare()
+            write_by_rename(os.path.join(self.directory, _UNMARKED), json.dumps(sorted(merged)), prefix=".tmp-")
+        except OSError:
+            self._writable = False
 
     def key(self, path: str, language: str, data: bytes, collect_directives: bool) -> str:
         digest = hashlib.blake2b(data, digest_size=20)

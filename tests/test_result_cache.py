@@ -18,7 +18,7 @@ def _scan(cwd: Path, *args: str, cache: Path | None = None) -> str:
 
 
 def _entries(cache: Path) -> list[Path]:
-    return sorted(p for p in cache.rglob("*.json"))
+    return sorted(p for p in cache.rglob("*.json") if p.name != "unmarked.json")
 
 
 def test_warm_scan_equals_cold_scan_and_reads_the_kept_results(tmp_path):
@@ -138,3 +138,31 @@ def test_the_parsed_catalog_is_kept_and_never_read_for_changed_check_files(tmp_p
     for damaged in (tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"):
         damaged.write_text("{not json")
     assert dict(checks_loader._catalog_data(paths)) == data
+
+
+def test_files_without_markers_are_listed_and_not_read_as_text_again(tmp_path, monkeypatch):
+    import rocmlint.engine as engine
+    from rocmlint.config import Config
+
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    (tmp_path / "gpu.py").write_text("import pynvml\n")
+    decoded: list[str] = []
+    real_source_of = engine.source_of
+
+    def recording_source_of(path, *args, **kwargs):
+        decoded.append(Path(path).name)
+        return real_source_of(path, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "source_of", recording_source_of)
+    checks = engine.select_checks()
+
+    def scan() -> list[tuple[str, str]]:
+        request = engine.ScanRequest([tmp_path], checks, Config(root=tmp_path), jobs=1, cache_dir=str(tmp_path / "cache"))
+        return [(Path(f.path).name, f.check_id) for f in engine.scan(request).findings]
+
+    assert scan() == [("gpu.py", "ROCM001")] and sorted(decoded) == ["gpu.py", "plain.py"]
+    assert len(json.loads((tmp_path / "cache" / "unmarked.json").read_text())) == 1
+    decoded.clear()
+    assert scan() == [("gpu.py", "ROCM001")] and decoded == []  # one kept entry, one listed key
+    (tmp_path / "plain.py").write_text("import pynvml\n")
+    assert scan() == [("gpu.py", "ROCM001"), ("plain.py", "ROCM001")] and decoded == ["plain.py"]
