@@ -104,7 +104,7 @@ def _unanalysable_is_reported(path: Path, data: bytes, name: str, problems) -> N
     except UnicodeDecodeError:
         assert problems, "a file that is not UTF-8 is reported"
         return
-    if name.endswith(".py") and any(m in text for c in CHECKS if "python" in c.languages for m in c.markers):
+    if name.endswith(".py") and any(m in text for c in CHECKS if c.reads("python", name) for m in c.markers):
         try:
             ast.parse(text.replace("\r\n", "\n").replace("\r", "\n"))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
