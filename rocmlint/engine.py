@@ -344,10 +344,11 @@ def check_file(
 
             directives[absolute] = file_directives(source.text)
         relevant = relevant_checks(source, checks)
-        if key is not None and not relevant:
-            cache.note_unmarked(key)
+        if not relevant:
+            if key is not None:
+                cache.note_unmarked(key)
             return [], []
-        if key is None or not relevant:
+        if key is None:
             return check_source(source, checks, keep_gated=True, relevant=relevant)
         from rocmlint.result_cache import record_questions, stop_recording
 

@@ -10,7 +10,7 @@ import re
 from typing import Iterator
 
 from rocmlint.matchers import Capture, Match
-from rocmlint.matchers.python_index import UNKNOWN
+from rocmlint.matchers.python_index import UNKNOWN, may_name
 
 
 def _span(source, first: ast.AST, last: ast.AST | None = None) -> tuple[int, int]:
@@ -191,12 +191,9 @@ def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
     (`"cuda" if torch.version.cuda else "cpu"`), or skips or refuses with a message about
     GPUs: on ROCm builds `torch.version.cuda` is None although the GPU works."""
     index = source.python_index
-    tests: list[tuple[ast.AST, ast.AST]] = []  # (the test, what it decides)
-    tests += [(node.test, node) for node in index.branches]
+    tests: list[tuple[ast.AST, ast.AST]] = [(node.test, node) for node in index.branches]  # (the test, what it decides)
     for node in index.calls:
-        if not node.args or (isinstance(node.func, ast.Attribute) and node.func.attr not in _SKIP_DECORATORS):
-            continue
-        if (index.qualified_name(node.func) or "").rsplit(".", 1)[-1] in _SKIP_DECORATORS:
+        if node.args and may_name(node.func, _SKIP_DECORATORS) and (index.qualified_name(node.func) or "").rsplit(".", 1)[-1] in _SKIP_DECORATORS:
             tests.append((node.args[0], node))
     for test, decided in tests:
         if not _mentions_cuda_version(index, test) or _names_other_stack(index, test):

@@ -40,18 +40,12 @@ import re
 from typing import Iterator
 
 from rocmlint.matchers import Capture, Match, check_keys
-from rocmlint.matchers.python_index import UNKNOWN
+from rocmlint.matchers.python_index import UNKNOWN, may_name
 
 _FORMS = ("import", "call", "method", "set", "env", "reference")
 _PARTIAL_TAIL = frozenset({"partial"})
 _IMPORT_CALLS = frozenset({"importlib.import_module", "__import__"})
 _IMPORT_TAILS = frozenset({"import_module", "__import__"})
-
-
-def _may_name(func: ast.AST, tails: frozenset[str]) -> bool:
-    """False when `func` cannot have a qualified name ending in one of `tails`: an attribute
-    (`a.b.attr`) keeps its own last part. A bare name may be an alias of anything."""
-    return not isinstance(func, ast.Attribute) or func.attr in tails
 
 
 class PythonMatcher:
@@ -145,7 +139,7 @@ class PythonMatcher:
                 found.append((node, names[0]))
         for call in index.calls:
             # importlib.import_module("flash_attn") and __import__("flash_attn") import too.
-            if call.args and _may_name(call.func, _IMPORT_TAILS) and index.qualified_name(call.func) in _IMPORT_CALLS:
+            if call.args and may_name(call.func, _IMPORT_TAILS) and index.qualified_name(call.func) in _IMPORT_CALLS:
                 first = call.args[0]
                 if isinstance(first, ast.Constant) and isinstance(first.value, str) and self._wanted_module(first.value):
                     found.append((call, first.value))
@@ -184,7 +178,7 @@ class PythonMatcher:
     # --- calls ----------------------------------------------------------------------------
 
     def _callee_matches(self, index, func: ast.AST) -> bool:
-        if self.calls and _may_name(func, self.call_tails) and index.qualified_name(func) in self.calls:
+        if self.calls and may_name(func, self.call_tails) and index.qualified_name(func) in self.calls:
             return True
         return bool(self.methods) and isinstance(func, ast.Attribute) and func.attr in self.methods
 
@@ -195,7 +189,7 @@ class PythonMatcher:
             func, offset = call.func, 0
             if not self._callee_matches(index, func):
                 # functools.partial(torch.compile, mode=...) configures the same call.
-                if not (call.args and _may_name(func, _PARTIAL_TAIL) and index.qualified_name(func) == "functools.partial"
+                if not (call.args and may_name(func, _PARTIAL_TAIL) and index.qualified_name(func) == "functools.partial"
                         and self._callee_matches(index, call.args[0])):
                     continue
                 func, offset = call.args[0], 1
@@ -261,7 +255,7 @@ class PythonMatcher:
         """The first `with` item of `statement` that calls one of `within`, if any."""
         for item in statement.items:
             context = item.context_expr
-            if (isinstance(context, ast.Call) and _may_name(context.func, self.within_tails)
+            if (isinstance(context, ast.Call) and may_name(context.func, self.within_tails)
                     and index.qualified_name(context.func) in self.within):
                 return context
         return None
@@ -356,7 +350,7 @@ class PythonMatcher:
         if any(q in self.references for q in index.aliases.values()):
             candidates += [n for n in ast.walk(index.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         for node in candidates:
-            if not _may_name(node, self.reference_tails):
+            if not may_name(node, self.reference_tails):
                 continue
             name = index.qualified_name(node)
             if name not in self.references:

@@ -49,6 +49,12 @@ def _alias_map(imports) -> dict[str, str]:
     return aliases
 
 
+def may_name(func: ast.AST, tails: frozenset[str] | tuple[str, ...]) -> bool:
+    """False when `func` cannot have a qualified name ending in one of `tails`: an attribute
+    (`a.b.attr`) keeps its own last part. A bare name may be an alias of anything."""
+    return not isinstance(func, ast.Attribute) or func.attr in tails
+
+
 def module_aliases(tree: ast.AST) -> dict[str, str]:
     """Local name -> qualified name for every import of a module."""
     from rocmlint.gates import import_statements
