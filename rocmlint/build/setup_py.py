@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from rocmlint.build import BuildFacts, Item, Origin, is_source_path
 from rocmlint.build.worlds import CUDA, ROCM, python_switch_in_world, selects, vendor_literal
+from rocmlint.gates import import_statements
 
 _MAX_CONSTS = 8
 _MAX_ITEMS = 20000
@@ -194,9 +195,9 @@ class SetupPyReader:
         # Sources only the CUDA build compiles count too: where a ROCm build does not read
         # them, the project model gates them for that; where it is not yet there (an
         # NVIDIA-only project), building them with cpp_extension on ROCm is the port.
-        line = next((n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                     and any("cpp_extension" in (a.name or "") for a in n.names) or
-                     isinstance(n, ast.ImportFrom) and (n.module or "").endswith("cpp_extension")), None)
+        line = next((n.lineno for n in import_statements(tree)
+                     if any("cpp_extension" in (a.name or "") for a in n.names)
+                     or isinstance(n, ast.ImportFrom) and (n.module or "").endswith("cpp_extension")), None)
         if line is not None:
             why = f"{self.relative}:{line} builds it with torch.utils.cpp_extension, which hipifies it for ROCm"
             for path in self.compiled_here:

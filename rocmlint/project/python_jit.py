@@ -14,7 +14,7 @@ import ast
 import os
 import re
 
-from rocmlint.gates import dotted_name
+from rocmlint.gates import dotted_name, import_statements
 
 # Keyword arguments that hand C/C++ source files to a JIT build.
 _SOURCE_KEYWORDS = frozenset({"cuda_files", "cpp_files", "cuda_sources", "cpp_sources", "sources"})
@@ -87,9 +87,7 @@ def _import_sides(root: str, builders: set[str], python_files: list[str], text_o
             continue
         parents = None
         importer_package = _module_name(path)
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.Import, ast.ImportFrom)):
-                continue
+        for node in import_statements(tree):
             for builder, module in modules.items():
                 if module and builder != path and _imports(node, module, importer_package):
                     if parents is None:
