@@ -61,8 +61,9 @@ def _same_meaning(language: str, before: str, after: str) -> bool:
 
             return ast.dump(ast.parse(before)) == ast.dump(ast.parse(after))
         if language == "pyproject":
-            from rocmlint.config import tomllib
+            from rocmlint.config import toml_parser
 
+            tomllib = toml_parser()
             return tomllib.loads(before) == tomllib.loads(after)
         if language == "yaml":
             import yaml

@@ -15,8 +15,6 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from rocmlint.fingerprints import fingerprints
-
 FORMAT_VERSION = 1
 
 
@@ -29,6 +27,8 @@ def _key_path(path: str, base: Path) -> str:
 
 
 def _entries(findings, base: Path) -> list[dict]:
+    from rocmlint.fingerprints import fingerprints  # here: a scan without a baseline never needs it
+
     prints = fingerprints(findings)
     return [
         {"path": _key_path(f.path, base), "code": f.check_id, "fingerprint": prints[id(f)]}
@@ -67,6 +67,8 @@ def read_baseline(path: Path) -> Counter:
 def filter_baselined(findings: list, baseline: Counter, path: Path) -> tuple[list, int]:
     """(the findings not in the baseline, how many were in it)."""
     base = path.resolve().parent
+    from rocmlint.fingerprints import fingerprints
+
     remaining = Counter(baseline)
     prints = fingerprints(findings)
     kept = []

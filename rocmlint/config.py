@@ -34,11 +34,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 # In one directory, the first of these that holds a configuration is the one used.
 CONFIG_FILE_NAMES = ("rocmlint.toml", "pyproject.toml")
@@ -215,8 +210,19 @@ def load_config_file(path: Path) -> Config:
     return _config_from_bytes(raw, path)
 
 
+def toml_parser():
+    """The TOML module, imported on first use: a tree without configuration files (and each
+    flake8 run there) need not pay for importing it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
 def _config_from_bytes(raw: bytes, path: Path) -> Config:
     """Config(path=None) when a pyproject.toml has no [tool.rocmlint] table."""
+    tomllib = toml_parser()
     try:
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:

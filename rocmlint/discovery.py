@@ -26,7 +26,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -462,6 +461,8 @@ def _walk(walk: _Walk, top: str, ancestors: list[PatternList]) -> None:
 
 
 def _git(directory: str, *arguments: str) -> bytes | None:
+    import subprocess  # here: only a scan inside a git work tree runs git
+
     try:
         completed = subprocess.run(
             ["git", "-C", directory, *arguments],

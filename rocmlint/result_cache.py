@@ -33,11 +33,9 @@ that a re-scan neither decodes nor searches them again.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -107,30 +105,53 @@ def _answers_hold(questions: list) -> bool:
 # --- the key ----------------------------------------------------------------------------------
 
 
+def _stat_lines(folder: str, suffix: str = "") -> list[str]:
+    """Name, size and modification time of every file under `folder` whose name ends with
+    `suffix`, sorted (compiled-code folders left out)."""
+    lines = []
+    for root, folders, files in os.walk(folder):
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(suffix):
+                continue
+            stat = os.stat(os.path.join(root, name))
+            lines.append(f"{os.path.relpath(os.path.join(root, name), folder)}|{stat.st_size}|{stat.st_mtime_ns}\n")
+    return lines
+
+
 @functools.lru_cache(maxsize=1)
 def _rocmlint_stamp() -> str:
     """rocmlint's own code as it is on disk (size and modification time of each module), the
-    Python version and the ast-grep version. The checks are in every key whole (scan_salt)."""
+    Python version and ast-grep's package as it is on disk (a new build or version of it is a
+    new stamp). The checks are in every key whole (scan_salt)."""
+    import hashlib
+    import importlib.util
+
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{__version__}|{sys.version_info[:3]}".encode())
     package = Path(__file__).resolve().parent
-    for root, folders, files in os.walk(package):
-        folders[:] = sorted(f for f in folders if f != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                stat = os.stat(os.path.join(root, name))
-                digest.update(f"{os.path.relpath(os.path.join(root, name), package)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+    for line in _stat_lines(str(package), ".py"):
+        digest.update(line.encode())
+    # Its files rather than its version from the package metadata: importlib.metadata costs
+    # more to import than the rest of a one-file scan's key.
     try:
-        from importlib.metadata import version
-
-        digest.update(version("ast-grep-py").encode())
-    except Exception:  # noqa: BLE001 - an unknown version only makes the key stricter
+        spec = importlib.util.find_spec("ast_grep_py")
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    except (ImportError, ValueError):
+        locations = []
+    for folder in locations:
+        digest.update(f"ast-grep-py {folder}\n".encode())
+        for line in _stat_lines(folder):
+            digest.update(line.encode())
+    if not locations:  # an unknown ast-grep only makes the key stricter
         digest.update(b"ast-grep-py ?")
     return digest.hexdigest()
 
 
 def scan_salt(checks: Sequence, gpu_target) -> str:
     """The part of every key that one scan shares: rocmlint, the checks and the target."""
+    import hashlib
+
     digest = hashlib.blake2b(digest_size=16)
     digest.update(_rocmlint_stamp().encode())
     for check in checks:
@@ -143,6 +164,8 @@ def write_by_rename(target: str, text: str, prefix: str) -> None:
     """Write a kept file whole or not at all: into a temporary file beside it, renamed over it,
     so that a reader never sees half a file (a scan stopped mid-write, two scans at once). No
     fsync: a kept file lost in a crash only costs the time to make it again."""
+    import tempfile
+
     descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=prefix, suffix=".json")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
@@ -201,6 +224,8 @@ class ResultCache:
             self._writable = False
 
     def key(self, path: str, language: str, data: bytes, collect_directives: bool) -> str:
+        import hashlib  # here, as in scan_salt: a scan without a cache never needs it
+
         digest = hashlib.blake2b(data, digest_size=20)
         # Paths as the file system's bytes: a name that is not UTF-8 is still a name.
         digest.update(b"\0".join([b"", self.salt.encode(), os.fsencode(path), os.fsencode(os.path.abspath(path)), language.encode(), b"%d" % collect_directives]))
