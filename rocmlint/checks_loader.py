@@ -302,9 +302,11 @@ class Check:
         return language != "python" or not self.python_file_names or os.path.basename(path) in self.python_file_names
 
 
-def parse_check(data: Any, source: str) -> Check:
-    """Validate one check file's data and build a Check. `source` names the file in errors."""
-    _validate(data, SCHEMA, "", source)
+def parse_check(data: Any, source: str, validate: bool = True) -> Check:
+    """Validate one check file's data and build a Check. `source` names the file in errors.
+    `validate=False` only for data that was validated when it was kept (load_catalog)."""
+    if validate:
+        _validate(data, SCHEMA, "", source)
     if not ID_RE.match(data["id"]):
         raise CheckFileError(f"{source}: id must look like ROCM001, got {data['id']!r}")
     if not NAME_RE.match(data["name"]):
@@ -422,11 +424,11 @@ def _yaml_data(name: str, text: str):
 
 
 def load_check_file(path: Path) -> Check:
-    return _check_of(path.name, _yaml_data(path.name, path.read_text(encoding="utf-8")))
+    return _check_of(path.name, _yaml_data(path.name, path.read_text(encoding="utf-8")), validate=True)
 
 
-def _check_of(name: str, data) -> Check:
-    check = parse_check(data, name)
+def _check_of(name: str, data, validate: bool) -> Check:
+    check = parse_check(data, name, validate)
     expected = f"{check.id}-{check.name}.yaml"
     if name != expected:
         raise CheckFileError(f"{name}: file name must be {expected} (id and name fields)")
@@ -443,66 +445,98 @@ def catalog_files() -> list[Path]:
     return sorted(Path(root, name) for name in os.listdir(root) if name.endswith(".yaml"))
 
 
-def _compiled_catalog_path(texts: list[tuple[str, str]]) -> str | None:
-    """Where the catalog's YAML, parsed, is kept as JSON: a file in the user's cache folder
-    named by a hash of every check file's name and text (and rocmlint's version), so that an
-    edited check file is never read from it. None when there is no home folder."""
-    import hashlib
-    import os
+def _kept_catalog_path(root: str) -> str | None:
+    """Where the parsed catalog is kept as JSON: a file in the user's cache folder named by
+    rocmlint's version and the check folder, so that two installations do not take turns
+    rewriting one file. None when there is no home folder."""
+    import zlib
 
     folder = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(folder):
         return None
-    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
-    for name, text in texts:
-        digest.update(b"\0" + name.encode() + b"\0" + text.encode())
-    return os.path.join(folder, "rocmlint", f"catalog-{digest.hexdigest()}.json")
+    where = zlib.crc32(os.fsencode(root))
+    return os.path.join(folder, "rocmlint", f"catalog-{__version__}-{where:08x}.json")
 
 
-def _catalog_data(paths: list[Path]) -> list[tuple[str, Any]]:
-    """(file name, parsed YAML) of each check file. Parsing YAML was most of rocmlint's
-    start-up (and of each flake8 run's cost), so the parsed data is kept as JSON, which loads
-    in a millisecond; a kept file that is missing, damaged or cannot be written changes
-    nothing but the time."""
+def _catalog_stamp(paths: list[Path]) -> list[list]:
+    """Name, size and modification time of each check file: what the kept catalog must match.
+    An edit that keeps both a file's size and its modification time is not noticed (as with
+    make); anything else is parsed again."""
+    stamp = []
+    for path in paths:
+        status = path.stat()
+        stamp.append([path.name, status.st_size, status.st_mtime_ns])
+    return stamp
+
+
+def _kept_catalog_data(kept: str | None, stamp: list[list]) -> list[tuple[str, Any]] | None:
+    """(file name, parsed YAML) of each check file from the kept copy, or None when there is
+    none or it is damaged or stale."""
     import json
-    import os
 
-    texts = [(path.name, path.read_text(encoding="utf-8")) for path in paths]
-    kept = _compiled_catalog_path(texts)
-    if kept is not None:
-        try:
-            with open(kept, encoding="utf-8") as handle:
-                data = json.load(handle)
-            if [name for name, _ in data] == [name for name, _ in texts]:
-                return [(name, value) for name, value in data]
-        except (OSError, ValueError, TypeError):
-            pass
-    parsed = [(name, _yaml_data(name, text)) for name, text in texts]
-    if kept is not None:
-        try:
-            encoded = json.dumps(parsed)
-            # Only data JSON gives back unchanged (YAML dates or integer keys would not be).
-            if json.loads(encoded) == [list(item) for item in parsed]:
-                from rocmlint.result_cache import write_by_rename
-
-                os.makedirs(os.path.dirname(kept), exist_ok=True)
-                write_by_rename(kept, encoded, prefix=".tmp-catalog-")
-        except (OSError, TypeError, ValueError):
-            pass
-    return parsed
+    if kept is None:
+        return None
+    try:
+        with open(kept, encoding="utf-8") as handle:
+            stored = json.load(handle)
+        if stored["stamp"] == stamp:
+            return [(name, value) for name, value in stored["checks"]]
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    return None
 
 
-@lru_cache(maxsize=1)
-def load_catalog() -> tuple[Check, ...]:
-    """Every check shipped with rocmlint, validated, sorted by id. Duplicate ids are an error."""
+def _keep_catalog_data(kept: str | None, stamp: list[list], parsed: list[tuple[str, Any]]) -> None:
+    """Keep the parsed, validated catalog for the next start. A copy that cannot be written
+    changes nothing but the time."""
+    import json
+
+    if kept is None:
+        return
+    try:
+        checks = [list(item) for item in parsed]
+        encoded = json.dumps({"stamp": stamp, "checks": checks})
+        # Only data JSON gives back unchanged (YAML dates or integer keys would not be).
+        if json.loads(encoded)["checks"] != checks:
+            return
+        from rocmlint.result_cache import write_by_rename
+
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        write_by_rename(kept, encoded, prefix=".tmp-catalog-")
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+def _catalog_of(paths: list[Path], data: list[tuple[str, Any]], validate: bool) -> tuple[Check, ...]:
     checks: dict[str, Check] = {}
-    paths = catalog_files()
-    for path, (name, data) in zip(paths, _catalog_data(paths)):
-        check = _check_of(name, data)
+    for path, (name, item) in zip(paths, data, strict=True):
+        check = _check_of(name, item, validate)
         if check.id in checks:
             raise CheckFileError(f"{path.name}: id {check.id} is already used by {checks[check.id].source}")
         checks[check.id] = check
     return tuple(checks[k] for k in sorted(checks))
+
+
+@lru_cache(maxsize=1)
+def load_catalog() -> tuple[Check, ...]:
+    """Every check shipped with rocmlint, validated, sorted by id. Duplicate ids are an error.
+
+    Parsing YAML was most of rocmlint's start-up (and of each flake8 run's cost), so the parsed
+    catalog is kept as JSON once it has been validated; a start that finds it, matching the
+    check files on disk, builds the checks from it without parsing or validating again."""
+    paths = catalog_files()
+    kept = _kept_catalog_path(str(paths[0].parent)) if paths else None
+    stamp = _catalog_stamp(paths)
+    data = _kept_catalog_data(kept, stamp)
+    if data is not None and [name for name, _ in data] == [path.name for path in paths]:
+        try:
+            return _catalog_of(paths, data, validate=False)
+        except (CheckFileError, KeyError, TypeError, ValueError, AttributeError):
+            pass  # a kept copy edited by hand: parse the check files again
+    data = [(path.name, _yaml_data(path.name, path.read_text(encoding="utf-8"))) for path in paths]
+    catalog = _catalog_of(paths, data, validate=True)
+    _keep_catalog_data(kept, stamp, data)
+    return catalog
 
 
 def check_by_id(check_id: str) -> Check | None:

@@ -2,8 +2,11 @@
 cold one says, and anything the per-file pass reads makes a kept result stale."""
 
 import json
+import os
 import shutil
 from pathlib import Path
+
+import pytest
 
 from conftest import REPO, run_cli
 
@@ -124,20 +127,54 @@ def test_the_parsed_catalog_is_kept_and_never_read_for_changed_check_files(tmp_p
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     folder = tmp_path / "checks"
     shutil.copytree(REPO / "checks", folder)
-    paths = sorted(folder.glob("*.yaml"))
-    first = checks_loader._catalog_data(paths)
+    monkeypatch.setattr(checks_loader, "catalog_files", lambda: sorted(folder.glob("*.yaml")))
+    parsed = []
+    real_yaml_data = checks_loader._yaml_data
+    monkeypatch.setattr(checks_loader, "_yaml_data", lambda name, text: parsed.append(name) or real_yaml_data(name, text))
+
+    def load():
+        checks_loader.load_catalog.cache_clear()
+        parsed.clear()
+        return checks_loader.load_catalog()
+
+    first = load()
+    assert len(parsed) == len(first) > 0
     kept = list((tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"))
     assert len(kept) == 1
-    assert checks_loader._catalog_data(paths) == [tuple(item) for item in json.loads(kept[0].read_text())] == first
+    # The next start builds the same checks from the kept copy, parsing no YAML.
+    assert load() == first and parsed == []
     # An edited check file: its new text is parsed, never the kept data of the old one.
-    edited = paths[0]
+    edited = sorted(folder.glob("*.yaml"))[0]
     edited.write_text(edited.read_text().replace("severity: error", "severity: warning").replace("severity: note", "severity: warning"))
-    data = dict(checks_loader._catalog_data(paths))
-    assert data[edited.name]["severity"] == "warning"
-    # A damaged kept file is parsed again, not an error.
+    changed = load()
+    assert parsed and changed[0].severity == "warning" and changed[1:] == first[1:]
+    # A same-size edit is noticed by its new modification time (set here: two writes within
+    # one tick of the file system's clock would share one).
+    text = edited.read_text()
+    before = edited.stat()
+    first_letter = changed[0].title[0]
+    edited.write_text(text.replace("title: " + first_letter, "title: X", 1))
+    assert edited.stat().st_size == before.st_size
+    os.utime(edited, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    retitled = load()
+    assert parsed and retitled[0].title == "X" + changed[0].title[1:]
+    # A damaged kept file is parsed again, not an error; so is one edited into invalid data.
     for damaged in (tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"):
         damaged.write_text("{not json")
-    assert dict(checks_loader._catalog_data(paths)) == data
+    assert load() == retitled and parsed
+    for stored in (tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"):
+        data = json.loads(stored.read_text())
+        data["checks"][0][1]["examples"] = 7
+        stored.write_text(json.dumps(data))
+    assert load() == retitled and parsed
+    # An invalid check file is an error, and nothing invalid is kept.
+    edited.write_text(text.replace("severity: warning", "severity: loud"))
+    assert "severity: loud" in edited.read_text()
+    for _ in range(2):
+        checks_loader.load_catalog.cache_clear()
+        with pytest.raises(checks_loader.CheckFileError, match="severity"):
+            checks_loader.load_catalog()
+    checks_loader.load_catalog.cache_clear()
 
 
 def test_files_without_markers_are_listed_and_not_read_as_text_again(tmp_path, monkeypatch):
