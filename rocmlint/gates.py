@@ -311,15 +311,50 @@ def _attribute_of(qualified: str, attribute: str) -> str:
     return f"{qualified}.{attribute}"
 
 
+class _Expression:
+    """An expression as the predicate search reads it: whether it names a GPU stack itself, and
+    the names it uses or calls, in `ast.walk` order. Kept instead of the expression's nodes:
+    the predicates of imported modules stay cached for the whole scan, and holding their
+    functions' nodes kept most of each module's syntax tree alive."""
+
+    __slots__ = ("names_a_stack", "names")
+
+    def __init__(self, expression: ast.AST):
+        self.names_a_stack = _names_a_stack(expression)
+        names = []
+        for sub in ast.walk(expression):
+            target = sub.func if isinstance(sub, ast.Call) else sub
+            if isinstance(target, ast.Name):
+                names.append(target.id)
+        self.names = tuple(names)
+
+
+def _function_tests(function: ast.AST) -> tuple[tuple[_Expression, bool], ...]:
+    """What makes a function a platform predicate, in `ast.walk` order: each returned value that
+    is not a constant (`(value, True)`: a platform test there is enough), and each `if` test
+    (`(test, whether its body returns True or False)`)."""
+    tests = []
+    for sub in ast.walk(function):
+        if sub is not function and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(sub, ast.Return) and sub.value is not None:
+            if not isinstance(sub.value, ast.Constant):
+                tests.append((_Expression(sub.value), True))
+        elif isinstance(sub, ast.If):
+            returns_bool = any(isinstance(s, ast.Return) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, bool) for s in sub.body)
+            tests.append((_Expression(sub.test), returns_bool))
+    return tuple(tests)
+
+
 class _LocalPredicates:
     def __init__(self, tree: ast.AST):
-        self.functions: dict[str, ast.AST] = {}
-        self.flags: dict[str, ast.AST] = {}
+        self.functions: dict[str, tuple[tuple[_Expression, bool], ...]] = {}
+        self.flags: dict[str, _Expression] = {}
         for statement in getattr(tree, "body", []):
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.functions[statement.name] = statement
+                self.functions[statement.name] = _function_tests(statement)
             elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-                self.flags[statement.targets[0].id] = statement.value
+                self.flags[statement.targets[0].id] = _Expression(statement.value)
         self._known: dict[str, bool] = {}
 
     def is_predicate(self, name: str, context: PlatformPredicates | None, depth: int = 0) -> bool:
@@ -335,34 +370,26 @@ class _LocalPredicates:
         return answer
 
 
-def _test_with(expression: ast.AST, local: _LocalPredicates, context, depth: int) -> bool:
-    if _names_a_stack(expression):
+def _test_with(expression: _Expression, local: _LocalPredicates, context, depth: int) -> bool:
+    if expression.names_a_stack:
         return True
     if depth >= 3:
         return False
-    for sub in ast.walk(expression):
-        target = sub.func if isinstance(sub, ast.Call) else sub
-        if isinstance(target, ast.Name) and target.id in (local.functions.keys() | local.flags.keys()):
-            if local.is_predicate(target.id, context, depth + 1):
+    for name in expression.names:
+        if name in local.functions or name in local.flags:
+            if local.is_predicate(name, context, depth + 1):
                 return True
-        elif context is not None and isinstance(target, ast.Name):
-            qualified = context.imported(target.id)
+        elif context is not None:
+            qualified = context.imported(name)
             if qualified and _imported_predicate(context.path, qualified, depth + 1):
                 return True
     return False
 
 
-def _returns_platform_test(function: ast.AST, local: _LocalPredicates, context, depth: int) -> bool:
-    for sub in ast.walk(function):
-        if sub is not function and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(sub, ast.Return) and sub.value is not None:
-            if not isinstance(sub.value, ast.Constant) and _test_with(sub.value, local, context, depth):
-                return True
-        elif isinstance(sub, ast.If) and _test_with(sub.test, local, context, depth):
-            if any(isinstance(s, ast.Return) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, bool) for s in sub.body):
-                return True
-    return False
+def _returns_platform_test(tests: tuple[tuple[_Expression, bool], ...], local: _LocalPredicates, context, depth: int) -> bool:
+    # Every test is tried in order, even one whose outcome cannot count: trying it fills the
+    # caches of the names it uses, as reading the function did before (same answers later).
+    return any(_test_with(test, local, context, depth) and counts for test, counts in tests)
 
 
 def import_statements(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:

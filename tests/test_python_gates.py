@@ -204,6 +204,36 @@ def test_predicates_imported_from_the_project(tmp_path):
     assert [f.line for f in findings] == [12]
 
 
+def test_predicates_of_imported_modules_keep_no_syntax_tree(tmp_path):
+    """The predicates of modules read through imports stay cached for the whole scan; what is
+    kept of them is names and answers, not the modules' syntax trees (they kept tens of MiB
+    alive on the torch package)."""
+    import ast
+    import gc
+
+    from rocmlint import gates
+
+    module = tmp_path / "platform_utils.py"
+    module.write_text(
+        "import torch\n\nIS_HIP = torch.version.hip is not None\n\n"
+        "def is_hopper():\n    if IS_HIP:\n        return False\n    return cap() >= (9, 0)\n\n"
+        "def helper(x):\n    return [y * 2 for y in x if y]\n"
+    )
+    predicates = gates._load_module(str(module))
+    assert predicates.local.is_predicate("is_hopper", predicates)
+    assert not predicates.local.is_predicate("helper", predicates)
+    reachable, pending, seen = [], [predicates], {id(predicates)}
+    while pending:
+        item = pending.pop()
+        if isinstance(item, ast.AST):
+            reachable.append(item)
+        for referent in gc.get_referents(item):
+            if id(referent) not in seen and not isinstance(referent, type) and type(referent).__name__ not in ("module", "function", "builtin_function_or_method"):
+                seen.add(id(referent))
+                pending.append(referent)
+    assert reachable == []
+
+
 def test_skipped_tests_and_test_modules():
     code = f"""
     import pytest, torch, unittest
