@@ -66,9 +66,9 @@ def read_baseline(path: Path) -> Counter:
 
 def filter_baselined(findings: list, baseline: Counter, path: Path) -> tuple[list, int]:
     """(the findings not in the baseline, how many were in it)."""
-    base = path.resolve().parent
     from rocmlint.fingerprints import fingerprints
 
+    base = path.resolve().parent
     remaining = Counter(baseline)
     prints = fingerprints(findings)
     kept = []
