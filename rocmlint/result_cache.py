@@ -94,9 +94,27 @@ def stop_recording() -> None:
     _recording = None
 
 
+def _external(name: str) -> Callable | None:
+    """The function a kept question names. Its module registers it when imported, and a warm
+    scan may read kept results before anything has imported it: then it is imported here (one
+    of rocmlint's own modules only), or every first kept result with a question in a process
+    was taken for stale."""
+    function = _EXTERNAL.get(name)
+    module = name.partition(":")[0]
+    if function is None and module.startswith("rocmlint.") and module not in sys.modules:
+        import importlib
+
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return None
+        function = _EXTERNAL.get(name)
+    return function
+
+
 def _answers_hold(questions: list) -> bool:
     for name, args, answer in questions:
-        function = _EXTERNAL.get(name)
+        function = _external(name)
         if function is None or function(*args) != answer:
             return False
     return True

@@ -112,6 +112,22 @@ def test_default_directory_environment_variable_and_no_cache(tmp_path):
     assert not kept.exists()
 
 
+def test_a_warm_scan_in_a_new_process_uses_every_kept_result(tmp_path):
+    """Kept results whose check asked about other files are used from the first one on: the
+    functions those questions name are found even before anything in the new process has
+    imported their module (the first such result was taken for stale and checked again)."""
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    cold = _scan(tree, cache=cache)
+    entries = _entries(cache)
+    with_questions = [p for p in entries if json.loads(p.read_text())["questions"]]
+    assert with_questions, "the sample tree should hold files whose checks ask about other files"
+    written = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in entries}
+    assert _scan(tree, cache=cache) == cold
+    assert {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in _entries(cache)} == written
+
+
 def test_a_cache_that_cannot_be_written_is_no_error(tmp_path):
     tree = tmp_path / "app"
     shutil.copytree(SAMPLE, tree)
