@@ -245,25 +245,31 @@ def _config_from_bytes(raw: bytes, path: Path) -> Config:
 @lru_cache(maxsize=8192)  # one entry per folder of a scan
 def find_config(start: Path) -> Config:
     """The configuration nearest to the directory `start`, or the defaults."""
-    directory = start.resolve()
-    for candidate in (directory, *directory.parents):
-        for name in CONFIG_FILE_NAMES:
-            config_file = candidate / name
-            if not config_file.is_file():
-                continue
-            try:
-                raw = config_file.read_bytes()
-            except OSError as exc:
-                raise ConfigError(f"{config_file}: cannot read: {exc.strerror or exc}") from exc
-            # Most pyproject files have no rocmlint table: parse only those that mention it.
-            if name == "pyproject.toml" and b"rocmlint" not in raw:
-                continue
-            config = _config_from_bytes(raw, config_file)
-            if config.path is not None:
-                return config
-        if (candidate / ".git").exists():
-            break
-    return Config(root=Path.cwd())
+    return _config_here_or_above(start.resolve()) or Config(root=Path.cwd())
+
+
+@lru_cache(maxsize=8192)
+def _config_here_or_above(directory: Path) -> Config | None:
+    """The configuration in `directory` or the nearest folder above it, up to the top of a git
+    work tree; None when there is none. Kept per folder, so that the folders of a big tree
+    share the look at their common parents."""
+    for name in CONFIG_FILE_NAMES:
+        config_file = directory / name
+        if not config_file.is_file():
+            continue
+        try:
+            raw = config_file.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{config_file}: cannot read: {exc.strerror or exc}") from exc
+        # Most pyproject files have no rocmlint table: parse only those that mention it.
+        if name == "pyproject.toml" and b"rocmlint" not in raw:
+            continue
+        config = _config_from_bytes(raw, config_file)
+        if config.path is not None:
+            return config
+    if (directory / ".git").exists() or directory.parent == directory:
+        return None
+    return _config_here_or_above(directory.parent)
 
 
 def config_for_file(path: str | Path) -> Config:
