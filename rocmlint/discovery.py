@@ -259,11 +259,14 @@ def discover(paths: list[Path], excludes: Excludes) -> Iterator[Target]:
     yield from find_files(paths, excludes).targets
 
 
-def find_files(paths: list[Path], excludes: Excludes, languages: set[str] | None = None) -> FileSet:
+def find_files(paths: list[Path], excludes: Excludes, languages: set[str] | None = None, seen: set[str] | None = None) -> FileSet:
     """Every file to scan under `paths` (of `languages`, when given), each once, in a
-    stable order; with what could not be read and what was left out, and why."""
+    stable order; with what could not be read and what was left out, and why. `seen`: the
+    real paths of files already found by an earlier call, which are not found again (and
+    this call's are added)."""
     found = FileSet()
-    seen: set[str] = set()
+    if seen is None:
+        seen = set()
     for given in paths:
         text = os.fspath(given)
         try:

@@ -120,7 +120,7 @@ def excludes_relative_to(patterns: tuple[str, ...], root: Path):
 def _targets_by_config(paths: Sequence[Path], settings: Settings, force_exclude: bool, result: ScanResult) -> dict[Config, list]:
     """The files to scan under `paths`, grouped by their configuration; problems and files left
     out go to `result`. A function of its own so that what it needs only while walking (the
-    real path of every file seen, 11,800 of them in the torch package) is freed before the
+    real path of every file found, 11,800 of them in the torch package) is freed before the
     files are checked."""
     from rocmlint.discovery import find_files
     from rocmlint.languages import language_of
@@ -128,8 +128,9 @@ def _targets_by_config(paths: Sequence[Path], settings: Settings, force_exclude:
     command_line_excludes = excludes_relative_to(settings.command_line.exclude, Path.cwd().resolve())
     groups: dict[Config, list] = {}
     configs: dict[str, Config] = {}
+    # The real path of every file found: a file reached twice (named twice, or through a
+    # link) is scanned once.
     seen: set[str] = set()
-    real_folders: dict[str, str] = {}
     for given in paths:
         if given.is_file() and language_of(str(given)) is None:
             # Said so, rather than silently counted as clean.
@@ -138,25 +139,13 @@ def _targets_by_config(paths: Sequence[Path], settings: Settings, force_exclude:
         top = settings.config_for(given)
         walk_excludes = _AnyOf(excludes_relative_to(top.exclude, top.root), command_line_excludes)
         explicit = not given.is_dir()
-        files = find_files([given], walk_excludes)
+        files = find_files([given], walk_excludes, seen=seen)
         result.problems.extend(files.problems)
         result.left_out.extend(files.left_out)
         result.files_scanned += len(files.problems)
         for target in files.targets:
-            # A file reached twice (named twice, or through a link) is scanned once. Its real
-            # path is its folder's, resolved once per folder, unless the file is a link itself.
-            folder = os.path.dirname(target.path)
-            real_folder = real_folders.get(folder)
-            if real_folder is None:
-                real_folder = real_folders[folder] = os.path.realpath(folder)
-            if os.path.islink(target.path):
-                key = os.path.realpath(target.path)
-            else:
-                key = os.path.join(real_folder, os.path.basename(target.path))
-            if key in seen:
-                continue
-            seen.add(key)
             # A file's configuration is its folder's: looked up once per folder.
+            folder = os.path.dirname(target.path)
             config = configs.get(folder)
             if config is None:
                 config = configs[folder] = settings.config_for(target.path)
@@ -193,10 +182,8 @@ def scan_paths(
     result = ScanResult()
     groups = _targets_by_config(paths, settings, force_exclude, result)
     checks_by_config = {config: checks_for(config) for config in groups}
-    work = {
-        config: [t for t in targets if t.language in {lang for c in checks_by_config[config] for lang in c.languages}]
-        for config, targets in groups.items()
-    }
+    languages_by_config = {config: {lang for c in checks for lang in c.languages} for config, checks in checks_by_config.items()}
+    work = {config: [t for t in targets if t.language in languages_by_config[config]] for config, targets in groups.items()}
     total = sum(len(files) for files in work.values())
     done = 0
     for config, files in work.items():
