@@ -77,15 +77,6 @@ def _version(command: list[str]) -> str:
         return "?"
 
 
-def _package_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "?"
-
-
 def run_once(command: list[str], cwd: str, env: dict | None = None) -> tuple[float, int, int]:
     """(seconds, peak RSS in KiB of the largest process of the run, exit code)."""
     start = time.perf_counter()
@@ -321,7 +312,8 @@ def markdown(tree: Path, rounds: int, results: dict, facts: dict, scale_rows: li
         f"{facts['python_files']} Python, {facts['cpp_files']} C/C++, {facts['bytes'] / 1e6:.1f} MB). "
         f"{rounds} paired rounds. Versions: rocmlint {__version__}; {_version([_which('ruff') or 'ruff', '--version'])}; "
         f"{_version([_which('ast-grep') or 'ast-grep', '--version'])}; "
-        f"semgrep {_package_version('semgrep') if 'semgrep -j 1' in times else 'not run'}; "
+        # semgrep is often installed on its own (pipx, another venv): ask the command.
+        f"semgrep {_version([_which('semgrep') or 'semgrep', '--version']) if 'semgrep -j 1' in times else 'not run'}; "
         f"flake8 {_version([sys.executable, '-m', 'flake8', '--version']).split(' ')[0]}.",
         "",
         "| run | median s | min s | max s | peak RSS MiB |",
