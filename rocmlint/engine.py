@@ -15,15 +15,17 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from rocmlint.checks_loader import Check, load_catalog
 from rocmlint.config import Config
-from rocmlint.discovery import Excludes, ReadError, Target, find_files, read_regular_file
 from rocmlint.findings import Edit, Finding, Fix, Problem, ScanResult
 from rocmlint.languages import language_of
 from rocmlint.matchers import Match, compile_matcher
 from rocmlint.source import SourceFile
+
+if TYPE_CHECKING:
+    from rocmlint.discovery import Target
 
 # A file is binary when its first block holds a NUL byte (what git and grep assume too).
 _BINARY_PROBE = 8192
@@ -317,6 +319,10 @@ def check_file(
     project pass need not read the file again. With a `cache` (rocmlint.result_cache), a
     result kept for the same bytes and inputs is used instead of checking again; its
     directives are then not left (the project pass reads the file itself)."""
+    # Imported here, as in scan: the flake8 face checks trees it is given and never needs the
+    # file walk (nor its gitignore machinery).
+    from rocmlint.discovery import ReadError, read_regular_file
+
     try:
         data = read_regular_file(target.path, max_file_size)
     except ReadError as exc:
@@ -409,6 +415,8 @@ class ScanRequest:
 
 
 def scan(request: ScanRequest) -> ScanResult:
+    from rocmlint.discovery import Excludes, find_files
+
     excludes = Excludes(request.config.exclude + request.extra_excludes, request.config.root)
     languages = {lang for c in request.checks for lang in c.languages}
     if request.targets is not None:

@@ -30,12 +30,15 @@ ERROR_CODE = "ROCM000"
 def _python_checks(config, extra_ignore: tuple[str, ...]):
     from dataclasses import replace
 
-    from rocmlint.discovery import Excludes
     from rocmlint.settings import checks_for
 
     if extra_ignore:
         config = replace(config, ignore=config.ignore + extra_ignore)
     checks = [c for c in checks_for(config) if "python" in c.languages]
+    if not config.exclude:
+        return checks, None  # nothing to exclude: the file walk's module need not be imported
+    from rocmlint.discovery import Excludes
+
     return checks, Excludes(config.exclude, config.root)
 
 
@@ -116,7 +119,7 @@ class Flake8Checker:
         if self.rocm_ignore:
             check_selectors(list(self.rocm_ignore), "flake8 option rocm-ignore")
         checks, excludes = _python_checks(config, self.rocm_ignore)
-        if not checks or excludes.excluded(path, False):
+        if not checks or (excludes is not None and excludes.excluded(path, False)):
             return
         ignored = config.ignored_here(path)
         text = "".join(self.lines).replace("\r\n", "\n")
