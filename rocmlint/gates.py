@@ -627,23 +627,20 @@ class PreprocessorGates:
             if keyword in _OPENERS:
                 value, deciding = condition_value(keyword, directive.text, macros)
                 platform = index not in guards and condition_names_platform(directive.text, macros)
-                chain = Chain(platform, value, (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding)))
-                chain.side(
-                    condition_value(keyword, directive.text, side_table)[0], False, condition_value(keyword, directive.text, nvidia_table)[0]
-                )
-                stack.append(chain)
+                stack.append(Chain(platform, value, (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding))))
             elif keyword in _BRANCHES and stack:
                 value, deciding = condition_value(keyword, directive.text, macros)
                 platform = keyword != "else" and condition_names_platform(directive.text, macros)
                 stack[-1].next_branch(platform, value, keyword == "else", (directive.line, f"{keyword} {directive.text}".strip(), tuple(deciding)))
-                is_else = keyword == "else"
-                stack[-1].side(
-                    condition_value(keyword, directive.text, side_table)[0], is_else, condition_value(keyword, directive.text, nvidia_table)[0]
-                )
             elif keyword == "endif" and stack:
                 stack.pop()
                 levels.pop()
             if keyword in _OPENERS or (keyword in _BRANCHES and stack):
+                # The new branch's value on the AMD side of a stack test and in the NVIDIA build.
+                stack[-1].side(
+                    condition_value(keyword, directive.text, side_table)[0], keyword == "else",
+                    condition_value(keyword, directive.text, nvidia_table)[0],
+                )
                 # Only the innermost chain changed: summarise it on top of the one below.
                 if keyword in _OPENERS:
                     levels.append((None, True))
