@@ -507,12 +507,12 @@ def _keep_catalog_data(kept: str | None, stamp: list[list], parsed: list[tuple[s
         pass
 
 
-def _catalog_of(paths: list[Path], data: list[tuple[str, Any]], validate: bool) -> tuple[Check, ...]:
+def _catalog_of(data: list[tuple[str, Any]], validate: bool) -> tuple[Check, ...]:
     checks: dict[str, Check] = {}
-    for path, (name, item) in zip(paths, data, strict=True):
+    for name, item in data:
         check = _check_of(name, item, validate)
         if check.id in checks:
-            raise CheckFileError(f"{path.name}: id {check.id} is already used by {checks[check.id].source}")
+            raise CheckFileError(f"{name}: id {check.id} is already used by {checks[check.id].source}")
         checks[check.id] = check
     return tuple(checks[k] for k in sorted(checks))
 
@@ -530,11 +530,11 @@ def load_catalog() -> tuple[Check, ...]:
     data = _kept_catalog_data(kept, stamp)
     if data is not None and [name for name, _ in data] == [path.name for path in paths]:
         try:
-            return _catalog_of(paths, data, validate=False)
+            return _catalog_of(data, validate=False)
         except (CheckFileError, KeyError, TypeError, ValueError, AttributeError):
             pass  # a kept copy edited by hand: parse the check files again
     data = [(path.name, _yaml_data(path.name, path.read_text(encoding="utf-8"))) for path in paths]
-    catalog = _catalog_of(paths, data, validate=True)
+    catalog = _catalog_of(data, validate=True)
     _keep_catalog_data(kept, stamp, data)
     return catalog
 
