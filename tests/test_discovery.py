@@ -76,7 +76,7 @@ def test_build_and_container_files_are_routed_by_name():
     assert language_of("README.md") is None
 
 
-def test_a_file_reached_through_links_or_named_twice_is_scanned_once(tmp_path):
+def test_a_file_reached_through_links_or_named_twice_is_scanned_once(tmp_path, monkeypatch):
     from rocmlint.settings import Settings, scan_paths
 
     (tmp_path / "pkg").mkdir()
@@ -84,13 +84,7 @@ def test_a_file_reached_through_links_or_named_twice_is_scanned_once(tmp_path):
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "alias.py").symlink_to(tmp_path / "pkg" / "m.py")
     (tmp_path / "linked_pkg").symlink_to(tmp_path / "pkg", target_is_directory=True)
-    import os
-
-    old = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        paths = [Path("pkg"), Path("other/alias.py"), Path("linked_pkg/m.py"), Path("pkg/m.py")]
-        result, _ = scan_paths(paths, Settings(), use_project=False)
-    finally:
-        os.chdir(old)
+    monkeypatch.chdir(tmp_path)
+    paths = [Path("pkg"), Path("other/alias.py"), Path("linked_pkg/m.py"), Path("pkg/m.py")]
+    result, _ = scan_paths(paths, Settings(), use_project=False)
     assert [(f.path, f.check_id) for f in result.findings] == [("pkg/m.py", "ROCM001")]
