@@ -46,8 +46,8 @@ from pathlib import Path
 import yaml
 
 from rocmlint import __version__
-from rocmlint.checks_loader import load_catalog
-from rocmlint.discovery import Excludes, find_files
+from rocmlint.catalog.loader import load_catalog
+from rocmlint.files.discovery import Excludes, find_files
 
 HERE = Path(__file__).resolve().parent
 CPP_GLOBS = ["*.cu", "*.cuh", "*.hip", "*.cpp", "*.cc", "*.cxx", "*.c++", "*.c", "*.h", "*.hpp", "*.hh", "*.hxx", "*.inl"]

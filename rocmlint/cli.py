@@ -185,7 +185,7 @@ def _scan(args) -> int:
 
     cache_dir = None
     if not args.no_cache:
-        from rocmlint.result_cache import default_directory
+        from rocmlint.files.result_cache import default_directory
 
         cache_dir = args.cache_dir or str(default_directory(settings.config_for(Path.cwd()).root))
 
@@ -202,7 +202,7 @@ def _scan(args) -> int:
     if args.diff:
         return _show_diff(result, args.unsafe_fixes)
     if args.fix:
-        from rocmlint.fixes import fix_files
+        from rocmlint.fixes.files import fix_files
 
         applied, fix_problems = fix_files(result.findings, args.unsafe_fixes)
         if applied:
@@ -378,7 +378,7 @@ class _Progress:
 
 
 def _scan_stdin(args, settings) -> int:
-    from rocmlint.fixes import rewritten, unified_diff
+    from rocmlint.fixes.files import rewritten, unified_diff
     from rocmlint.report import render
     from rocmlint.settings import checks_for
     from rocmlint.stdin import scan_text
@@ -419,7 +419,7 @@ def _scan_stdin(args, settings) -> int:
 
 
 def _show_diff(result, unsafe: bool) -> int:
-    from rocmlint.fixes import diff_of_fixes
+    from rocmlint.fixes.files import diff_of_fixes
 
     diff, applied = diff_of_fixes(result.findings, unsafe)
     sys.stdout.write(diff)
@@ -428,7 +428,7 @@ def _show_diff(result, unsafe: bool) -> int:
 
 
 def _add_noqa(result) -> int:
-    from rocmlint.add_noqa import add_noqa
+    from rocmlint.noqa.add import add_noqa
 
     report = add_noqa(result.findings)
     for path, line, why in report.refused:
@@ -439,7 +439,7 @@ def _add_noqa(result) -> int:
 
 
 def _write_baseline(args, result) -> int:
-    from rocmlint.baseline import write_baseline
+    from rocmlint.report.baseline import write_baseline
 
     count = write_baseline(Path(args.baseline), result.findings)
     print(f"Wrote {count} finding{'s' if count != 1 else ''} to {args.baseline}.", file=sys.stderr)
@@ -447,7 +447,7 @@ def _write_baseline(args, result) -> int:
 
 
 def _without_baselined(args, result):
-    from rocmlint.baseline import filter_baselined, read_baseline
+    from rocmlint.report.baseline import filter_baselined, read_baseline
 
     kept, hidden = filter_baselined(result.findings, read_baseline(Path(args.baseline)), Path(args.baseline))
     result.findings = kept
@@ -456,8 +456,8 @@ def _without_baselined(args, result):
 
 
 def _rules(args) -> int:
-    from rocmlint.checks_loader import load_catalog
-    from rocmlint.docs import render_check_table
+    from rocmlint.catalog.loader import load_catalog
+    from rocmlint.catalog.docs import render_check_table
 
     catalog = list(load_catalog())
     if args.format == "markdown":
@@ -486,8 +486,8 @@ def _rules(args) -> int:
 
 
 def _explain(args) -> int:
-    from rocmlint.checks_loader import check_by_id
-    from rocmlint.docs import render_markdown, render_text, render_topic_text
+    from rocmlint.catalog.loader import check_by_id
+    from rocmlint.catalog.docs import render_markdown, render_text, render_topic_text
 
     if args.check_id.lower() == "gates":
         from importlib import resources
@@ -513,8 +513,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    from rocmlint.baseline import BaselineError
-    from rocmlint.checks_loader import CheckFileError
+    from rocmlint.report.baseline import BaselineError
+    from rocmlint.catalog.loader import CheckFileError
     from rocmlint.config import ConfigError
     from rocmlint.engine import SelectionError
 

@@ -28,7 +28,6 @@ the key; nothing here raises anything else on bad input.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -99,19 +98,19 @@ def _relative(path: str | Path, root: Path) -> str | None:
     return relative.replace(os.sep, "/")
 
 
-_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
-
-
 def parse_rocm_version(value: object, where: str) -> tuple[int, ...]:
     """"6.4" -> (6, 4). `where` names the file and key (or the option) in the error."""
-    if not isinstance(value, str) or not _VERSION.match(value.strip()):
-        raise ConfigError(f'{where} must be a ROCm release as a string, such as "6.4" or "7.0.2", got {value!r}')
-    return tuple(int(part) for part in value.strip().split("."))
+    from rocmlint.catalog.arch_facts import parse_rocm_release
+
+    try:
+        return parse_rocm_release(value, where)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def parse_archs(value: object, where: str) -> tuple[str, ...]:
     """["gfx942", "gfx1100"] -> the same, checked against the known AMD GPU targets."""
-    from rocmlint.arch_facts import arch_facts
+    from rocmlint.catalog.arch_facts import arch_facts
 
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise ConfigError(f'{where} must be a non-empty list of AMD GPU targets, such as ["gfx942", "gfx1100"], got {value!r}')
@@ -129,7 +128,7 @@ def check_selectors(values: object, where: str) -> tuple[str, ...]:
     """A list of check ids or id prefixes ("ROCM0", "ALL"), each naming at least one check."""
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise ConfigError(f'{where} must be a list of strings (check ids or prefixes, such as ["ROCM001", "ROCM2"]), got {values!r}')
-    from rocmlint.checks_loader import load_catalog
+    from rocmlint.catalog.loader import load_catalog
 
     ids = [c.id for c in load_catalog()]
     for value in values:

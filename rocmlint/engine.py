@@ -11,25 +11,24 @@ from __future__ import annotations
 import ast
 import os
 import re
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from rocmlint.checks_loader import Check, load_catalog
+from rocmlint.catalog.loader import Check, load_catalog
 from rocmlint.config import Config
-from rocmlint.findings import Edit, Finding, Fix, Problem, ScanResult
-from rocmlint.languages import language_of
-from rocmlint.matchers import Match, compile_matcher
+from rocmlint.findings import Finding, Problem, ScanResult
+from rocmlint.files.languages import language_of
+from rocmlint.fixes.edits import TEMPLATE_VAR, fix_for
+from rocmlint.matchers import Match, Matcher
 from rocmlint.source import SourceFile
 
 if TYPE_CHECKING:
-    from rocmlint.discovery import Target
+    from rocmlint.files.discovery import Target
 
 # A file is binary when its first block holds a NUL byte (what git and grep assume too).
 _BINARY_PROBE = 8192
-_TEMPLATE_VAR = re.compile(r"\$\{import:([A-Za-z0-9_.]+)\}|\$([A-Z_][A-Z0-9_]*)")
 # Below this many files a process pool costs more than it saves.
 _PARALLEL_THRESHOLD = 200
 
@@ -65,9 +64,37 @@ def select_checks(
     return [c for c in chosen if not any(matches(s, c) for s in ignore)]
 
 
-@lru_cache(maxsize=None)
-def _matcher_for(check: Check):
-    return compile_matcher(check)
+def compile_matcher(check: Check) -> Matcher:
+    """The check's matcher, its spec validated (the Python and C/C++ matchers live with their
+    language). Raises CheckFileError naming the check file."""
+    from rocmlint.catalog.loader import CheckFileError
+
+    kind, spec = check.matcher_kind, check.matcher_spec
+    where = f"{check.source}: match.{kind}"
+    if kind == "python":
+        from rocmlint.python.matcher import PythonMatcher
+
+        return PythonMatcher(spec, where)
+    if kind == "ast-grep":
+        from rocmlint.cpp.astgrep import AstGrepMatcher, metavariables
+
+        rewrite = check.fix.rewrite if check.fix else None
+        names = metavariables(check.message, rewrite.template if rewrite else None)
+        if rewrite and rewrite.capture and rewrite.capture not in names:
+            names += (rewrite.capture,)
+        return AstGrepMatcher(spec, where, names, check.check_amd_side)
+    if kind == "text":
+        from rocmlint.matchers.text import TextMatcher
+
+        return TextMatcher(spec, where, check.check_amd_side)
+    if kind == "function":
+        from rocmlint.matchers.function import FunctionMatcher
+
+        return FunctionMatcher(spec, where, check.check_amd_side)
+    raise CheckFileError(f"{where}: unknown matcher kind")
+
+
+_matcher_for = lru_cache(maxsize=None)(compile_matcher)
 
 
 # --- one file --------------------------------------------------------------------------------
@@ -88,36 +115,6 @@ def source_of(path: str, data: bytes, language: str, target=None) -> tuple[Sourc
     return SourceFile(path, text, language, target=target), None
 
 
-def _render(template: str, match: Match, source: SourceFile) -> tuple[str, list, bool] | None:
-    """Fill $VAR captures and ${import:module} names. Returns (text, insertions that bind the
-    modules named, whether those insertions keep behaviour identical), or None when a
-    capture or a module name is not available."""
-    missing = False
-    insertions: list = []
-    safe = True
-
-    def substitute(hit: re.Match) -> str:
-        nonlocal missing, safe
-        if hit.group(1):
-            reference = None
-            if source.language == "python" and isinstance(match.node, ast.AST):
-                reference = source.python_index.module_reference(hit.group(1), match.node)
-            if reference is None:
-                missing = True
-                return ""
-            insertions.extend(reference.insertions)
-            safe = safe and reference.safe
-            return reference.text
-        capture = match.captures.get(hit.group(2))
-        if capture is None:
-            missing = True
-            return ""
-        return capture.text
-
-    rendered = _TEMPLATE_VAR.sub(substitute, template)
-    return None if missing else (rendered, insertions, safe)
-
-
 def _message(check: Check, match: Match, source: SourceFile, extra: dict[str, str] | None = None) -> str:
     """The check's message with its captures filled in. Besides the matcher's captures,
     $CODE is the matched code (its first line) and $TARGETS the GPUs the finding holds for."""
@@ -134,61 +131,7 @@ def _message(check: Check, match: Match, source: SourceFile, extra: dict[str, st
             return first + (" ..." if "\n" in text else "")
         return capture.text if capture is not None else hit.group(0)
 
-    return _TEMPLATE_VAR.sub(substitute, check.message)
-
-
-def _edit(source: SourceFile, start: int, end: int, replacement: str) -> Edit:
-    (start_line, start_col), (end_line, end_col) = source.position(start), source.position(end)
-    return Edit(start, end, replacement, start_line, start_col, end_line, end_col)
-
-
-def _fix(check: Check, match: Match, source: SourceFile) -> Fix | None:
-    rewrite = check.fix.rewrite if check.fix else None
-    if rewrite is None:
-        return None
-    configured = source.target.rocm_version if source.target is not None else None
-    if rewrite.rocm_from is not None and configured is not None and configured < rewrite.rocm_from:
-        return None  # the rewritten form does not compile on the configured ROCm
-    if rewrite.capture:
-        target = match.captures.get(rewrite.capture)
-        if target is None:
-            return None
-        start, end = target.start, target.end
-    else:
-        start, end = match.start, match.end
-    rendered = _render(rewrite.template, match, source)
-    if rendered is None:
-        return None
-    replacement, insertions, insertions_safe = rendered
-    edits = [_edit(source, start, end, replacement)]
-    for insertion in dict.fromkeys(insertions):
-        line_start = source.line_starts[insertion.line - 1]
-        offset = line_start + len(source.lines[insertion.line - 1]) if insertion.at_line_end else line_start
-        edits.append(_edit(source, offset, offset, insertion.text))
-    fix = Fix(check.fix.title, rewrite.safety if insertions_safe else "unsafe", tuple(sorted(edits, key=lambda e: e.start)))
-    if source.language == "python" and (_inside_f_string(source, start, end) or not _still_parses(source.text, fix)):
-        return None
-    return fix
-
-
-def _inside_f_string(source: SourceFile, start: int, end: int) -> bool:
-    """Before Python 3.12, the positions `ast` gives inside an f-string are not always those
-    of the text, and the quotes a rewrite may use there are limited: no rewrite is offered
-    inside one (a finding there keeps its snippet)."""
-    if sys.version_info >= (3, 12) or "f" not in source.text.lower():
-        return False
-    return any(s <= start and end <= e for s, e in source.python_index.f_string_spans)
-
-
-def _still_parses(text: str, fix: Fix) -> bool:
-    """A Python rewrite is offered only when the rewritten file still parses."""
-    for edit in sorted(fix.edits, key=lambda e: e.start, reverse=True):
-        text = text[: edit.start] + edit.replacement + text[edit.end :]
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    return TEMPLATE_VAR.sub(substitute, check.message)
 
 
 def target_gate(check: Check, target) -> tuple[str | None, str | None]:
@@ -196,7 +139,7 @@ def target_gate(check: Check, target) -> tuple[str | None, str | None]:
     spec = check.target
     if spec is None:
         return None, None
-    from rocmlint.arch_facts import arch_facts
+    from rocmlint.catalog.arch_facts import arch_facts
 
     if target.rocm_version is not None:
         shown = ".".join(map(str, target.rocm_version))
@@ -281,7 +224,7 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
         # the end of that line, not at the start of the next one.
         end = match.end - 1 if match.end > match.start and source.text[match.end - 1] == "\n" else match.end
         end_line, end_col = source.position(end)
-        fix = _fix(check, match, source)
+        fix = fix_for(check, match, source)
         touched = {line, end_line}
         if fix is not None:
             touched.update(n for e in fix.edits for n in (e.start_line, e.end_line))
@@ -316,12 +259,12 @@ def check_file(
 ) -> tuple[list[Finding], list[Problem]]:
     """All hits of one file, gated ones included (see check_source). When `directives` is a
     dict, a C/C++ file that belongs to a project also leaves its directives there, so that a
-    project pass need not read the file again. With a `cache` (rocmlint.result_cache), a
+    project pass need not read the file again. With a `cache` (rocmlint.files.result_cache), a
     result kept for the same bytes and inputs is used instead of checking again; its
     directives are then not left (the project pass reads the file itself)."""
     # Imported here, as in scan: the flake8 face checks trees it is given and never needs the
     # file walk (nor its gitignore machinery).
-    from rocmlint.discovery import ReadError, read_regular_file
+    from rocmlint.files.discovery import ReadError, read_regular_file
 
     try:
         data = read_regular_file(target.path, max_file_size)
@@ -331,7 +274,7 @@ def check_file(
         absolute = os.path.abspath(target.path)
         collect = False
         if directives is not None and target.language == "cpp":
-            from rocmlint.project import find_project_root
+            from rocmlint.build.project_root import find_project_root
 
             collect = find_project_root(os.path.dirname(absolute)) is not None
         key = None
@@ -356,7 +299,7 @@ def check_file(
             return [], []
         if key is None:
             return check_source(source, checks, keep_gated=True, relevant=relevant)
-        from rocmlint.result_cache import record_questions, stop_recording
+        from rocmlint.files.result_cache import record_questions, stop_recording
 
         questions = record_questions()
         try:
@@ -415,7 +358,7 @@ class ScanRequest:
 
 
 def scan(request: ScanRequest) -> ScanResult:
-    from rocmlint.discovery import Excludes, find_files
+    from rocmlint.files.discovery import Excludes, find_files
 
     excludes = Excludes(request.config.exclude + request.extra_excludes, request.config.root)
     languages = {lang for c in request.checks for lang in c.languages}
@@ -435,7 +378,7 @@ def scan(request: ScanRequest) -> ScanResult:
     max_size = request.config.max_file_size
     cache = None
     if request.cache_dir is not None:
-        from rocmlint.result_cache import ResultCache, scan_salt
+        from rocmlint.files.result_cache import ResultCache, scan_salt
 
         cache = ResultCache(request.cache_dir, scan_salt(request.checks, request.config.target))
     # C/C++ directives read in the per-file pass, for the project pass (absolute path -> ...)
@@ -471,6 +414,8 @@ def scan(request: ScanRequest) -> ScanResult:
         cache.save_unmarked(cache.new_unmarked)
         cache.new_unmarked = []
     if request.use_project:
+        from rocmlint.project.gating import apply_project_model
+
         result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems, directives)
     hits = result.findings
     result.findings = sorted((f for f in hits if f.gate is None), key=Finding.sort_key)
@@ -478,157 +423,3 @@ def scan(request: ScanRequest) -> ScanResult:
     result.problems.sort(key=lambda p: (p.path, p.line or 0, p.reason))
     result.left_out.sort(key=lambda p: (p.path, p.reason))
     return result
-
-
-# --- the project pass ----------------------------------------------------------------------
-
-
-def apply_project_model(
-    findings: list[Finding], checks: Sequence[Check], config: Config, problems: list[Problem], known: dict | None = None
-) -> list[Finding]:
-    """Look again at every C/C++ hit with what its project's build says (rocmlint.project):
-    hits in files the ROCm build never compiles, under macros the project defines only for
-    NVIDIA, or in calls a HIP shim rewrites are gated; hits the file alone took for dead code
-    come back when the project defines the macro for HIP. Built only for projects with hits."""
-    by_id = {c.id: c for c in checks}
-    by_path: dict[str, list[int]] = {}
-    for index, finding in enumerate(findings):
-        check = by_id.get(finding.check_id)
-        if check is not None and check.gated and "cpp" in check.languages and language_of(finding.path) == "cpp":
-            by_path.setdefault(finding.path, []).append(index)
-    if not by_path:
-        return findings  # no C/C++ hit to look at again: the project model is not even imported
-    from dataclasses import replace as replaced
-
-    from rocmlint.project import build_model, find_project_root
-
-    overrides = _overrides(config)
-    models: dict[str, object] = {}
-    for path, indexes in by_path.items():
-        absolute = os.path.abspath(path)
-        root = find_project_root(os.path.dirname(absolute))
-        if root is None:
-            declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
-            if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
-                for index in indexes:
-                    if findings[index].gate is None:
-                        findings[index] = replaced(findings[index], gate=f"CUDA-only: declared in {overrides.where} cuda-only")
-            continue
-        model = models.get(root)
-        if model is None:
-            model = models[root] = build_model(root, overrides, known)
-            problems.extend(Problem(p.split(":", 1)[0], "build file " + p.split(": ", 1)[-1]) for p in model.problems)
-        file_gate = model.file_gate(absolute) or model.nvidia_library_gate(absolute)
-        table = model.macros_for(absolute)
-        # Read the file's conditions again with the project's macros, where they test one.
-        if file_gate is None and (model.tested.get(absolute, frozenset()) & (table.facts.keys() | table.platform)):
-            gates = model.gates_for(absolute)
-            if gates is not None:
-                for index in indexes:
-                    if findings[index].gate_fixed:
-                        continue
-                    amd_side = by_id[findings[index].check_id].check_amd_side
-                    findings[index] = replaced(findings[index], gate=gates.reason(findings[index].line, amd_side))
-        for index in indexes:
-            finding = findings[index]
-            if finding.gate is not None:
-                continue
-            check = by_id[finding.check_id]
-            hipified = model.hipify_gate(absolute) if _hipify_rewrites(check.hipify_gated, finding) else None
-            defined = next(
-                (table.lookup(name) for name in check.project_macro_gate if table.lookup(name).reason), None
-            )
-            if file_gate is not None:
-                findings[index] = replaced(finding, gate=file_gate)
-            elif check.amd_only_gated and model.amd_only:
-                findings[index] = replaced(finding, gate=model.amd_only)
-            elif hipified is not None:
-                findings[index] = replaced(finding, gate=hipified)
-            elif defined is not None and defined.defined is not False:
-                findings[index] = replaced(finding, gate=f"the project defines it for HIP: {defined.reason}")
-            elif check.shim_gated:
-                callee = _callee_at(finding)
-                dropping_mask = check.shim_gated == "mask-dropping"
-                shim = model.shim_for(absolute, callee, dropping_mask) if callee else None
-                if shim is not None:
-                    where = f"{model.relative(shim.path)}:{shim.line}"
-                    how = "redefines {} for HIP without its mask" if dropping_mask else "defines {} for HIP"
-                    findings[index] = replaced(finding, gate=f"HIP shim: {where} {how.format(callee)}")
-    return findings
-
-
-def _hipify_rewrites(hipify_gated: bool | str, finding: Finding) -> bool:
-    """Whether build-time hipify rewrites what the finding flags: always, never, or when the
-    flagged text matches the check's pattern of what hipify maps."""
-    if isinstance(hipify_gated, bool):
-        return hipify_gated
-    line = finding.context.get(finding.line, "")
-    text = line[finding.col : finding.end_col] if finding.end_line == finding.line else line[finding.col :]
-    return re.search(hipify_gated, text) is not None
-
-
-_CALLEE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-
-
-def _callee_at(finding: Finding) -> str | None:
-    text = finding.context.get(finding.line, "")[finding.col :]
-    match = _CALLEE.match(text)
-    return match.group(1) if match else None
-
-
-def _overrides(config: Config):
-    """[tool.rocmlint] cuda-only / rocm-sources as path predicates (gitignore-style patterns
-    relative to the configuration file)."""
-    if not config.cuda_only and not config.rocm_sources:
-        return None
-    import pathspec
-
-    from rocmlint.project import Overrides
-
-    root = str(config.root.resolve())
-
-    def matcher(patterns: tuple[str, ...]):
-        if not patterns:
-            return None
-        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-
-        def matches(path: str) -> bool:
-            relative = os.path.relpath(path, root)
-            return not relative.startswith("..") and spec.match_file(relative.replace(os.sep, "/"))
-
-        return matches
-
-    where = f"{config.path.name if config.path else 'configuration'} [tool.rocmlint]"
-    return Overrides(matcher(config.cuda_only), matcher(config.rocm_sources), where)
-
-
-def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool) -> tuple[str, int]:
-    """Apply the fixes of `findings` to `text`. A fix is applied whole or not at all: one
-    whose edits overlap an edit already taken is skipped (an identical edit, such as the same
-    `import torch` added by two fixes, is shared). Returns the text and the fixes applied."""
-    taken, applied = choose_edits(findings, unsafe)
-    for edit in sorted(taken, key=lambda e: (e.start, e.end), reverse=True):
-        text = text[: edit.start] + edit.replacement + text[edit.end :]
-    return text, applied
-
-
-def choose_edits(findings: Iterable[Finding], unsafe: bool) -> tuple[list[Edit], int]:
-    """The edits of the fixes apply_fixes applies (see there), and how many fixes."""
-    taken: list[Edit] = []
-    applied = 0
-    for finding in findings:
-        if finding.fix is None or (finding.fix.safety == "unsafe" and not unsafe):
-            continue
-        new = [e for e in finding.fix.edits if e not in taken]
-        if any(_overlap(a, b) for a in new for b in taken):
-            continue
-        taken.extend(new)
-        applied += 1
-    return taken, applied
-
-
-def _overlap(a: Edit, b: Edit) -> bool:
-    if a.start < b.end and b.start < a.end:
-        return True
-    # An insertion where another edit starts or ends would be ordered arbitrarily.
-    return (a.start == a.end and b.start <= a.start <= b.end) or (b.start == b.end and a.start <= b.start <= a.end)

@@ -37,7 +37,7 @@ def _python_checks(config, extra_ignore: tuple[str, ...]):
     checks = [c for c in checks_for(config) if "python" in c.languages]
     if not config.exclude:
         return checks, None  # nothing to exclude: the file walk's module need not be imported
-    from rocmlint.discovery import Excludes
+    from rocmlint.files.discovery import Excludes
 
     return checks, Excludes(config.exclude, config.root)
 
@@ -98,7 +98,7 @@ class Flake8Checker:
         try:
             results = list(self._findings())
         except Exception as exc:  # see the module docstring: never raise into flake8
-            from rocmlint.checks_loader import CheckFileError
+            from rocmlint.catalog.loader import CheckFileError
             from rocmlint.config import ConfigError
             from rocmlint.engine import SelectionError
 

@@ -80,7 +80,7 @@ def _with_command_line(config: Config, command_line: CommandLine) -> Config:
 def checks_for(config: Config) -> tuple:
     """The checks a configuration selects, in catalog order: `select` (or the checks on by
     default) and `extend-select`, less `ignore`. Raises SelectionError on an unknown id."""
-    from rocmlint.checks_loader import load_catalog
+    from rocmlint.catalog.loader import load_catalog
     from rocmlint.engine import select_checks
 
     if config.select is not None and not config.select and not config.extend_select:
@@ -112,7 +112,7 @@ class _AnyOf:
 
 @lru_cache(maxsize=256)
 def excludes_relative_to(patterns: tuple[str, ...], root: Path):
-    from rocmlint.discovery import Excludes
+    from rocmlint.files.discovery import Excludes
 
     return Excludes(patterns, root)
 
@@ -122,8 +122,8 @@ def _targets_by_config(paths: Sequence[Path], settings: Settings, force_exclude:
     out go to `result`. A function of its own so that what it needs only while walking (the
     real path of every file found, 11,800 of them in the torch package) is freed before the
     files are checked."""
-    from rocmlint.discovery import find_files
-    from rocmlint.languages import language_of
+    from rocmlint.files.discovery import find_files
+    from rocmlint.files.languages import language_of
 
     command_line_excludes = excludes_relative_to(settings.command_line.exclude, Path.cwd().resolve())
     groups: dict[Config, list] = {}
@@ -175,8 +175,8 @@ def scan_paths(
 
     A file named on the command line is scanned even when a configuration excludes it, unless
     `force_exclude` (what pre-commit hooks need: they name every changed file). With a
-    `cache_dir`, per-file results are kept there between scans (rocmlint.result_cache)."""
-    from rocmlint.checks_loader import load_catalog
+    `cache_dir`, per-file results are kept there between scans (rocmlint.files.result_cache)."""
+    from rocmlint.catalog.loader import load_catalog
     from rocmlint.engine import ScanRequest, scan
 
     result = ScanResult()

@@ -19,7 +19,7 @@ class SourceFile:
         self.text = text
         self.language = language
         self._python_tree = python_tree
-        self.macros = macros  # a project's rocmlint.preprocessor.MacroTable, when known
+        self.macros = macros  # a project's rocmlint.cpp.preprocessor.MacroTable, when known
         # The ROCm release and GPUs the port targets ([tool.rocmlint] rocm-version, arch).
         self.target = target if target is not None else GpuTarget()
 
@@ -69,7 +69,7 @@ class SourceFile:
 
     @cached_property
     def python_index(self):
-        from rocmlint.matchers.python_index import PythonIndex
+        from rocmlint.python.index import PythonIndex
 
         return PythonIndex(self.python_tree, self.path, self.lines)
 
@@ -78,11 +78,18 @@ class SourceFile:
         """ast-grep root of the file as C++, after CUDA-only syntax is blanked."""
         from ast_grep_py import SgRoot
 
-        from rocmlint.cuda_syntax import blank_cuda_syntax, short_lines_for_parser
+        from rocmlint.cpp.cuda_syntax import blank_cuda_syntax, short_lines_for_parser
 
         # Offsets in the parsed text are offsets in the file; its lines may not be (long lines
         # are broken for speed): take lines from offsets (`position`).
         return SgRoot(short_lines_for_parser(blank_cuda_syntax(self.text)), "cpp").root()
+
+    def blanked_lines(self, strings: bool = True) -> list[str]:
+        """The lines of a C/C++ file with its comments blanked, and its string literals too
+        when `strings` (rocmlint.cpp.cuda_syntax): only code, at the same positions."""
+        from rocmlint.cpp.cuda_syntax import blank_comments_and_literals
+
+        return blank_comments_and_literals(self.text, strings=strings).split("\n")
 
     @cached_property
     def amd_native(self) -> str | None:
@@ -90,7 +97,7 @@ class SourceFile:
         Kernel outside any GPU stack test), or None."""
         import re
 
-        from rocmlint.cuda_syntax import blank_comments_and_literals
+        from rocmlint.cpp.cuda_syntax import blank_comments_and_literals
 
         code = blank_comments_and_literals(self.text)
         gates = None
@@ -104,26 +111,26 @@ class SourceFile:
     @cached_property
     def wave_context(self):
         """Per function, where the code also works with the whole hardware wavefront
-        (rocmlint.wave): what makes a 32-lane assumption wrong on AMD."""
-        from rocmlint.wave import wave_context
+        (rocmlint.cpp.wave): what makes a 32-lane assumption wrong on AMD."""
+        from rocmlint.cpp.wave import wave_context
 
         return wave_context(self)
 
     @cached_property
     def preprocessor_gates(self):
-        from rocmlint.gates import PreprocessorGates
+        from rocmlint.cpp.gates import PreprocessorGates
 
         return PreprocessorGates(self.text, self.macros) if self.macros is not None else PreprocessorGates(self.text)
 
     @cached_property
     def build_view(self):
-        """What a build, packaging or container file says (rocmlint.build.files)."""
-        from rocmlint.build.files import build_view
+        """What a build, packaging or container file says (rocmlint.build.view)."""
+        from rocmlint.build.view import build_view
 
         return build_view(self)
 
     @cached_property
     def suppressions(self):
-        from rocmlint.suppress import Suppressions
+        from rocmlint.noqa.comments import Suppressions
 
         return Suppressions(self.text, self.language)

@@ -14,9 +14,10 @@ from rocmlint.findings import Problem, ScanResult
 
 
 def scan_text(data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False) -> ScanResult:
-    from rocmlint.engine import apply_project_model, check_source
+    from rocmlint.engine import check_source
+    from rocmlint.project.gating import apply_project_model
     from rocmlint.findings import Finding
-    from rocmlint.languages import language_of
+    from rocmlint.files.languages import language_of
     from rocmlint.settings import excludes_relative_to, checks_for, ignored_in_file
     from rocmlint.source import SourceFile
 

@@ -9,9 +9,9 @@ from rocmlint.build.cmake import read_cmake
 from rocmlint.build.files import file_gate, stack_of_name
 from rocmlint.build.makefile import read_makefile
 from rocmlint.build.setup_py import read_setup_py
-from rocmlint.checks_loader import load_catalog
+from rocmlint.catalog.loader import load_catalog
 from rocmlint.engine import check_source
-from rocmlint.languages import language_of
+from rocmlint.files.languages import language_of
 from rocmlint.source import SourceFile
 
 CHECKS = [c for c in load_catalog() if c.id.startswith("ROCM3")]

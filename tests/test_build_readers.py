@@ -10,7 +10,8 @@ from rocmlint.build import CUDA, ROCM
 from rocmlint.build.cmake import parse_cmake, read_cmake
 from rocmlint.build.makefile import read_makefile
 from rocmlint.build.setup_py import read_setup_py
-from rocmlint.build.worlds import names_cuda, names_rocm, python_switch_in_world, selects, switch_in_world
+from rocmlint.build.worlds import python_switch_in_world, selects, switch_in_world
+from rocmlint.platforms import names_cuda, names_rocm
 
 
 def _tree(root, files: dict[str, str]) -> str:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rocmlint.checks_loader import catalog_files, load_catalog
-from rocmlint.engine import apply_fixes, check_source
+from rocmlint.catalog.loader import catalog_files, load_catalog
+from rocmlint.engine import check_source
+from rocmlint.fixes.edits import apply_fixes
 from rocmlint.source import SourceFile
 
 REPO = Path(__file__).resolve().parent.parent
@@ -23,7 +24,7 @@ DEFAULT_FILE = {"python": "example.py", "cpp": "example.cu"}
 
 def _source(check, example) -> SourceFile:
     path = example.file or DEFAULT_FILE.get(check.languages[0], "example.txt")
-    from rocmlint.languages import language_of
+    from rocmlint.files.languages import language_of
 
     # Build-file checks look at the example's neighbours (the project `pip install .` installs,
     # a ROCm Dockerfile beside a default one): examples name paths inside this repository.

@@ -81,7 +81,7 @@ def test_explicit_config_file(tmp_path):
 
 
 def test_arch_facts_read_the_amd_target_table():
-    from rocmlint.arch_facts import arch_facts
+    from rocmlint.catalog.arch_facts import arch_facts
     from rocmlint.targets import known_targets, target
 
     for name in known_targets():
@@ -129,7 +129,7 @@ def test_rocmlint_toml_wins_over_pyproject_in_the_same_folder(tmp_path):
 
 
 def test_extend_select_per_file_ignores_and_extend_exclude(tmp_path):
-    from rocmlint.checks_loader import check_by_id
+    from rocmlint.catalog.loader import check_by_id
 
     expand_kv = check_by_id("ROCM901").invalid_examples[0].code  # off by default
     (tmp_path / "pyproject.toml").write_text(

@@ -11,8 +11,8 @@ that need a macro only NVIDIA's compilers define (`__CUDA_ARCH__`, `__NVCC__`, .
 
 import pytest
 
-from rocmlint.gates import PreprocessorGates
-from rocmlint.preprocessor import ConditionUnderHip as _ConditionUnderHip, condition_names_platform
+from rocmlint.cpp.gates import PreprocessorGates
+from rocmlint.cpp.preprocessor import ConditionUnderHip as _ConditionUnderHip, condition_names_platform
 
 
 def _expected(source: str) -> list[int]:
@@ -352,7 +352,7 @@ def test_fast_directive_scan_agrees_with_the_exact_one():
     must find the same directives as the exact one the per-file gates use."""
     from conftest import REPO
 
-    from rocmlint.preprocessor import scan_directives
+    from rocmlint.cpp.preprocessor import scan_directives
 
     tricky = (
         '#include "a.h" // trailing comment\n'

@@ -1,10 +1,10 @@
-"""The C/C++ function matchers (rocmlint.matchers.cpp_functions) on the forms real kernels use,
+"""The C/C++ function matchers (rocmlint.cpp.rules) on the forms real kernels use,
 beyond each check's own examples."""
 
 import pytest
 
 from rocmlint.engine import check_source, select_checks
-from rocmlint.matchers.cpp_functions import ptx_evidence
+from rocmlint.cpp.rules import ptx_evidence
 from rocmlint.source import SourceFile
 
 

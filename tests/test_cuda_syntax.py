@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from ast_grep_py import SgRoot
 
-from rocmlint.cuda_syntax import blank_comments_and_literals, blank_cuda_syntax, literal_spans
+from rocmlint.cpp.cuda_syntax import blank_comments_and_literals, blank_cuda_syntax, literal_spans
 
 FIXTURE = Path(__file__).parent / "data" / "fused_norm.cu"
 ERRORS_BEFORE = 18  # measured: the C++ grammar on the unmodified fixture
@@ -228,7 +228,7 @@ def test_blank_comments_and_literals():
 def test_attribute_macros_are_blanked_so_the_declaration_after_them_parses():
     from ast_grep_py import SgRoot
 
-    from rocmlint.cuda_syntax import blank_cuda_syntax
+    from rocmlint.cpp.cuda_syntax import blank_cuda_syntax
 
     code = (
         "#define CK_TILE_DEVICE inline __device__\n"

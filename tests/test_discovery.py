@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from rocmlint.discovery import Excludes, discover
+from rocmlint.files.discovery import Excludes, discover
 
 
 def _paths(root: Path, *patterns: str) -> list[str]:
@@ -66,7 +66,7 @@ def test_explicit_files_are_scanned_and_reported_once(tmp_path):
 
 
 def test_build_and_container_files_are_routed_by_name():
-    from rocmlint.languages import language_of
+    from rocmlint.files.languages import language_of
 
     assert language_of("CMakeLists.txt") == "cmake"
     assert language_of("Dockerfile.rocm") == "dockerfile"

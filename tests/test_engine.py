@@ -5,7 +5,7 @@ import textwrap
 import pytest
 import yaml
 
-from rocmlint.checks_loader import CheckFileError, catalog_files, load_check_file, parse_check
+from rocmlint.catalog.loader import CheckFileError, catalog_files, load_check_file, parse_check
 from rocmlint.config import Config
 from rocmlint.engine import ScanRequest, check_source, scan, select_checks
 from rocmlint.source import SourceFile
@@ -43,7 +43,7 @@ def test_yaml_booleans_are_caught_by_the_types():
     ],
 )
 def test_schema_errors(mutate, words):
-    from rocmlint.matchers import compile_matcher
+    from rocmlint.engine import compile_matcher
 
     data = _rocm001_data()
     mutate(data)
@@ -143,7 +143,7 @@ def test_cpp_suppression_forms():
 
 
 def test_a_match_that_takes_in_its_newline_ends_on_its_own_line():
-    from rocmlint.checks_loader import check_by_id
+    from rocmlint.catalog.loader import check_by_id
 
     source = SourceFile("k.cu", '#include <cutlass/gemm.h>\nint x;\n', "cpp")
     findings, _ = check_source(source, [check_by_id("ROCM005")])

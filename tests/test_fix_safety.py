@@ -14,8 +14,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from rocmlint.checks_loader import load_catalog  # noqa: E402
-from rocmlint.engine import apply_fixes, check_source  # noqa: E402
+from rocmlint.catalog.loader import load_catalog  # noqa: E402
+from rocmlint.engine import check_source  # noqa: E402
+from rocmlint.fixes.edits import apply_fixes  # noqa: E402
 from rocmlint.source import SourceFile  # noqa: E402
 
 REWRITING = [c for c in load_catalog() if c.fix and c.fix.rewrite]

@@ -22,8 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rocmlint.discovery import Target
-from rocmlint.engine import apply_fixes, check_file, check_source, select_checks
+from rocmlint.files.discovery import Target
+from rocmlint.engine import check_file, check_source, select_checks
+from rocmlint.fixes.edits import apply_fixes
 from rocmlint.findings import ScanResult
 from rocmlint.report import render
 
@@ -86,7 +87,7 @@ def mutated(draw):
 def _check(tmp_path: Path, name: str, data: bytes):
     path = tmp_path / name
     path.write_bytes(data)
-    from rocmlint.languages import language_of
+    from rocmlint.files.languages import language_of
 
     started = time.perf_counter()
     findings, problems = check_file(Target(str(path), language_of(name)), CHECKS, 0, {})

@@ -1,4 +1,4 @@
-"""rocmlint.ignore matches gitignore patterns as git does, in linear time."""
+"""rocmlint.files.gitignore matches gitignore patterns as git does, in linear time."""
 
 import os
 import shutil
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rocmlint.ignore import PatternList, parse_pattern
+from rocmlint.files.gitignore import PatternList, parse_pattern
 
 PATHS = [
     "a.py", "b.py", "ab.py", "aab.py", "x/a.py", "x/y/a.py", "a/b.py", "a/x/b.py", "b/a/c.py", "ba.py", ".py",

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from rocmlint.discovery import Target
+from rocmlint.files.discovery import Target
 from rocmlint.engine import check_file, select_checks
 from rocmlint.findings import ScanResult
-from rocmlint.languages import language_of
+from rocmlint.files.languages import language_of
 from rocmlint.report import render
 
 BOUND_SECONDS = 25

@@ -11,7 +11,7 @@ import sys
 import yaml
 
 from conftest import REPO
-from rocmlint.languages import language_of
+from rocmlint.files.languages import language_of
 
 HOOKS = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
 GIT = ["git", "-c", "user.name=rocmlint tests", "-c", "user.email=tests@localhost", "-c", "commit.gpgsign=false"]

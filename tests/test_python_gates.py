@@ -1,12 +1,12 @@
-"""Python code already gated for ROCm or NVIDIA is not flagged (rocmlint.gates)."""
+"""Python code already gated for ROCm or NVIDIA is not flagged (rocmlint.python.gates)."""
 
 import textwrap
 
 import pytest
 
-from rocmlint.checks_loader import check_by_id
+from rocmlint.catalog.loader import check_by_id
 from rocmlint.engine import check_source
-from rocmlint.gates import names_platform
+from rocmlint.platforms import names_platform
 from rocmlint.source import SourceFile
 
 COMPILE = 'torch.compile(m, mode="reduce-overhead")'
@@ -211,7 +211,7 @@ def test_predicates_of_imported_modules_keep_no_syntax_tree(tmp_path):
     import ast
     import gc
 
-    from rocmlint import gates
+    from rocmlint.python import gates
 
     module = tmp_path / "platform_utils.py"
     module.write_text(

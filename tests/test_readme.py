@@ -3,8 +3,8 @@
 import re
 
 from conftest import REPO
-from rocmlint.checks_loader import load_catalog
-from rocmlint.docs import render_check_table
+from rocmlint.catalog.loader import load_catalog
+from rocmlint.catalog.docs import render_check_table
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 

@@ -1,4 +1,4 @@
-"""Per-file results kept between scans (rocmlint.result_cache): a warm scan says exactly what a
+"""Per-file results kept between scans (rocmlint.files.result_cache): a warm scan says exactly what a
 cold one says, and anything the per-file pass reads makes a kept result stale."""
 
 import json
@@ -138,20 +138,20 @@ def test_a_cache_that_cannot_be_written_is_no_error(tmp_path):
 
 
 def test_the_parsed_catalog_is_kept_and_never_read_for_changed_check_files(tmp_path, monkeypatch):
-    from rocmlint import checks_loader
+    from rocmlint.catalog import loader
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     folder = tmp_path / "checks"
     shutil.copytree(REPO / "checks", folder)
-    monkeypatch.setattr(checks_loader, "catalog_files", lambda: sorted(folder.glob("*.yaml")))
+    monkeypatch.setattr(loader, "catalog_files", lambda: sorted(folder.glob("*.yaml")))
     parsed = []
-    real_yaml_data = checks_loader._yaml_data
-    monkeypatch.setattr(checks_loader, "_yaml_data", lambda name, text: parsed.append(name) or real_yaml_data(name, text))
+    real_yaml_data = loader._yaml_data
+    monkeypatch.setattr(loader, "_yaml_data", lambda name, text: parsed.append(name) or real_yaml_data(name, text))
 
     def load():
-        checks_loader.load_catalog.cache_clear()
+        loader.load_catalog.cache_clear()
         parsed.clear()
-        return checks_loader.load_catalog()
+        return loader.load_catalog()
 
     first = load()
     assert len(parsed) == len(first) > 0
@@ -187,10 +187,10 @@ def test_the_parsed_catalog_is_kept_and_never_read_for_changed_check_files(tmp_p
     edited.write_text(text.replace("severity: warning", "severity: loud"))
     assert "severity: loud" in edited.read_text()
     for _ in range(2):
-        checks_loader.load_catalog.cache_clear()
-        with pytest.raises(checks_loader.CheckFileError, match="severity"):
-            checks_loader.load_catalog()
-    checks_loader.load_catalog.cache_clear()
+        loader.load_catalog.cache_clear()
+        with pytest.raises(loader.CheckFileError, match="severity"):
+            loader.load_catalog()
+    loader.load_catalog.cache_clear()
 
 
 def test_files_without_markers_are_listed_and_not_read_as_text_again(tmp_path, monkeypatch):

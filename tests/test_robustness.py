@@ -89,7 +89,7 @@ def test_devices_are_never_read(tmp_path):
 
 
 def test_read_is_bounded_by_bytes_read_not_by_stat():
-    from rocmlint.discovery import ReadError, read_regular_file
+    from rocmlint.files.discovery import ReadError, read_regular_file
 
     with pytest.raises(ReadError, match="device"):
         read_regular_file("/dev/zero", 0)
@@ -362,7 +362,8 @@ def test_an_added_import_uses_the_line_ending_of_its_line(tmp_path):
 
 
 def test_a_file_that_cannot_be_written_is_reported_and_the_others_are_fixed(tmp_path, monkeypatch, capsys):
-    from rocmlint import cli, fixes
+    from rocmlint import cli
+    from rocmlint.fixes import files as fixes
 
     for name in ("a.py", "b.py", "c.py"):
         (tmp_path / name).write_text(COMPILE)
@@ -384,7 +385,7 @@ def test_a_file_that_cannot_be_written_is_reported_and_the_others_are_fixed(tmp_
 
 
 def test_a_full_disk_leaves_the_original_whole(tmp_path, monkeypatch):
-    from rocmlint import fixes
+    from rocmlint.fixes import files as fixes
 
     path = tmp_path / "a.py"
     original = COMPILE + "# padding\n" * 1600  # 16 KB
@@ -414,7 +415,7 @@ def test_a_full_disk_leaves_the_original_whole(tmp_path, monkeypatch):
 
 def test_a_fix_whose_result_does_not_parse_is_rolled_back(tmp_path):
     from rocmlint.findings import Edit, Finding, Fix
-    from rocmlint.fixes import fix_file
+    from rocmlint.fixes.files import fix_file
 
     path = tmp_path / "a.py"
     path.write_text(COMPILE)
@@ -427,7 +428,7 @@ def test_a_fix_whose_result_does_not_parse_is_rolled_back(tmp_path):
 
 def test_a_file_changed_after_the_scan_is_not_fixed(tmp_path):
     from rocmlint.findings import Edit, Finding, Fix
-    from rocmlint.fixes import fix_file
+    from rocmlint.fixes.files import fix_file
 
     path = tmp_path / "a.py"
     path.write_text("import torch\nchanged\n")

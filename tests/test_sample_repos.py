@@ -60,7 +60,7 @@ def test_annotations_hold_both_ways(sample):
 
 
 def test_every_check_fires_on_the_nvidia_sample_and_the_port_is_clean():
-    from rocmlint.checks_loader import load_catalog
+    from rocmlint.catalog.loader import load_catalog
 
     found = _findings(SAMPLES / "nvidia_app")
     default_ids = {c.id for c in load_catalog() if c.enabled_by_default}

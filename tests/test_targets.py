@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from conftest import run_cli
-from rocmlint.arch_facts import arch_facts
-from rocmlint.checks_loader import CheckFileError, check_by_id, parse_check
+from rocmlint.catalog.arch_facts import arch_facts
+from rocmlint.catalog.loader import CheckFileError, check_by_id, parse_check
 from rocmlint.config import ConfigError, GpuTarget, load_config_file
 from rocmlint.engine import check_source, target_gate
 from rocmlint.source import SourceFile

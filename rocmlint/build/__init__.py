@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rocmlint.build.worlds import CUDA, ROCM, WORLDS, names_cuda, names_rocm
+from rocmlint.build.worlds import CUDA, ROCM, WORLDS
+from rocmlint.platforms import names_cuda, names_rocm
 
 __all__ = ["BuildFacts", "Origin", "SOURCE_SUFFIXES", "ROCM", "CUDA", "WORLDS", "is_source_path"]
 

@@ -343,17 +343,16 @@ def nvidia_pinning_installs(source, matcher) -> Iterator[Match]:
     for install in source.build_view.installs:
         if install.no_deps:
             continue
-        pins = project_nvidia_pins(install.directory)
+        pins = project_nvidia_pins(install.directory, type(source))
         if pins:
             yield _match(install.start, install.end, install.gate, INSTALL=excerpt(install.text, 50), PINS=", ".join(pins[:3]))
 
 
 @lru_cache(maxsize=64)
-def project_nvidia_pins(directory: str) -> tuple[str, ...]:
+def project_nvidia_pins(directory: str, source_file: type) -> tuple[str, ...]:
     """The dependencies a project declares (pyproject.toml, setup.py install_requires, and the
-    requirements.txt a build reads) that install NVIDIA builds, as `file:line text`."""
-    from rocmlint.source import SourceFile
-
+    requirements.txt a build reads) that install NVIDIA builds, as `file:line text`. Each file
+    is read as a `source_file` (the SourceFile type of the file being checked)."""
     found = []
     readers = [("pyproject.toml", "pyproject"), ("setup.py", "python")]
     texts = {}
@@ -372,7 +371,7 @@ def project_nvidia_pins(directory: str) -> tuple[str, ...]:
         except OSError:
             pass
     for name, (text, language) in texts.items():
-        source = SourceFile(os.path.join(directory, name), text, language)
+        source = source_file(os.path.join(directory, name), text, language)
         try:
             dependencies = source.build_view.dependencies
         except Exception:  # a file that cannot be read says nothing about the install

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import re
 
-from rocmlint.build.files import BuildView, Image, Setting, _blank_outside, _join, _shell_code, stack_of_name
+from rocmlint.build.files import BuildView, Image, Setting, blank_outside, join_gates, shell_code, stack_of_name
 
 _HEREDOC = re.compile(r"<<-?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)[\"']?")
 _FLAG = re.compile(r"--[a-z-]+=\S+\s+")
@@ -85,7 +85,7 @@ def read_dockerfile(view: BuildView, source, file_gate: str | None) -> None:
                 stack = stack_of_name(words[2])
                 if stack:
                     stage_gate = f"in the stage `{words[2]}`, which is for {'ROCm' if stack == 'rocm' else ('CUDA' if stack == 'cuda' else 'another platform')}"
-            gate = _join(file_gate, stage_gate)
+            gate = join_gates(file_gate, stage_gate)
             ref = words[0]
             at = raw.find(ref)
             position = (start + at, start + at + len(ref)) if at >= 0 else (start, end)
@@ -98,7 +98,7 @@ def read_dockerfile(view: BuildView, source, file_gate: str | None) -> None:
                 ref = _REFERENCE.sub(lambda m: arguments.get(m.group(1), ("", 0, 0))[0], ref)
             view.images.append(Image(ref, position[0], position[1], gate))
             continue
-        gate = _join(file_gate, stage_gate)
+        gate = join_gates(file_gate, stage_gate)
         if kind in ("ENV", "ARG"):
             body_start = start + len(raw) - len(raw.lstrip()) + len(kind)
             body = text[body_start:end]
@@ -140,4 +140,4 @@ def read_dockerfile(view: BuildView, source, file_gate: str | None) -> None:
                 for body_first, body_last in item.get("heredoc", []):
                     if "bash" in item["value"] or "sh" in item["value"].split("<<")[0] or item["value"].strip().startswith("<<"):
                         spans.extend((starts[n], starts[n] + len(source.lines[n])) for n in range(body_first, body_last + 1))
-            _shell_code(view, _blank_outside(text, spans), gate, source.path)
+            shell_code(view, blank_outside(text, spans), gate, source.path)

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from rocmlint.build.worlds import names_cuda, names_rocm
+from rocmlint.platforms import names_cuda, names_rocm
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def _vendored_reason(path: str) -> str | None:
 def _vendored(path: str) -> str | None:
     """The vendor directory (`third_party`, `3rdparty`, `vendor`, ...) a file sits under, below
     its project's root."""
-    from rocmlint.project import VENDOR_DIRECTORIES, find_project_root
+    from rocmlint.build.project_root import VENDOR_DIRECTORIES, find_project_root
 
     root = find_project_root(os.path.dirname(path))
     if root is None:
@@ -209,7 +209,7 @@ def _includes(requirements_path: str, name: str) -> bool:
     return re.search(r"(?m)^\s*(?:-r|--requirement|-c|--constraint)[\s=]+\S*" + re.escape(name) + r"\s*$", text) is not None
 
 
-def _join(*gates: str | None) -> str | None:
+def join_gates(*gates: str | None) -> str | None:
     for gate in gates:
         if gate:
             return gate
@@ -265,7 +265,7 @@ _OPTION_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-i", "--inde
                       "--find-links", "-e", "--editable", "--trusted-host", "--hash"}
 
 
-def _requirements(view: BuildView, source) -> None:
+def requirements_view(view: BuildView, source) -> None:
     gate = file_gate(source.path)
     text = source.text
     rocm_index = re.search(r"(?m)^\s*(?:-i|--index-url|--extra-index-url|-f|--find-links)[\s=]+(\S*rocm\S*)", text)
@@ -340,7 +340,7 @@ class _TextFinder:
         return (at, at + len(value)) if at >= 0 else None
 
 
-def _pyproject(view: BuildView, source) -> None:
+def pyproject_view(view: BuildView, source) -> None:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -367,7 +367,7 @@ def _pyproject(view: BuildView, source) -> None:
             if where is None:
                 continue
             cursor = where[1]
-            dependency = parse_dependency(value, where[0], where[1], _join(gate, extra_gate(extra) if extra else None))
+            dependency = parse_dependency(value, where[0], where[1], join_gates(gate, extra_gate(extra) if extra else None))
             if dependency:
                 view.dependencies.append(dependency)
 
@@ -411,14 +411,14 @@ def _pyproject(view: BuildView, source) -> None:
 _CMAKE_SETTERS = {"set", "list", "string"}
 
 
-def _cmake(view: BuildView, source) -> None:
+def cmake_view(view: BuildView, source) -> None:
     from rocmlint.build.cmake import parse_cmake
 
     path = os.path.abspath(source.path)
     facts = cmake_facts(path, source.text)
     vendored = _vendored_reason(path)
     for command in parse_cmake(source.text):
-        gate = _join(facts.gate((path, command.line)) if facts is not None else None, vendored)
+        gate = join_gates(facts.gate((path, command.line)) if facts is not None else None, vendored)
         view.cmake.append((command, gate))
         unit = view.next_unit()
         for argument in command.arguments:
@@ -522,7 +522,7 @@ def cmake_facts(path: str, text: str):
 _MAKE_ASSIGNMENT = re.compile(r"^\s*(?:export\s+|override\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*(?::{1,3}=|\+=|\?=|!=|=)[ \t]*(.*)$")
 
 
-def _makefile(view: BuildView, source) -> None:
+def makefile_view(view: BuildView, source) -> None:
     from rocmlint.build.makefile import read_makefile
 
     path = os.path.abspath(source.path)
@@ -537,7 +537,7 @@ def _makefile(view: BuildView, source) -> None:
         if not continued:
             logical_start = number
         continued = line.endswith("\\")
-        gate = _join(facts.gate((path, logical_start)) if facts is not None else None, vendored)
+        gate = join_gates(facts.gate((path, logical_start)) if facts is not None else None, vendored)
         base = source.line_starts[number - 1]
         code = line if line.startswith("\t") else line.split("#", 1)[0]
         unit = view.next_unit()
@@ -552,7 +552,7 @@ def _makefile(view: BuildView, source) -> None:
 # --- setup.py ------------------------------------------------------------------------------
 
 
-def _setup_py(view: BuildView, source) -> None:
+def setup_py_view(view: BuildView, source) -> None:
     from rocmlint.build.setup_py import read_setup_py
 
     try:
@@ -579,11 +579,11 @@ def _setup_py(view: BuildView, source) -> None:
         parent = parents.get(id(node))
         if isinstance(parent, ast.JoinedStr):
             continue  # part of an f-string: computed, not written out
-        gate = _join(facts.gate((path, node.lineno, node.col_offset)), vendored)
+        gate = join_gates(facts.gate((path, node.lineno, node.col_offset)), vendored)
         start, end = _python_span(source, node)
         if id(node) in dependency_strings:
             extra = dependency_strings[id(node)]
-            dependency = parse_dependency(node.value, start, end, _join(gate, extra_gate(extra) if extra else None))
+            dependency = parse_dependency(node.value, start, end, join_gates(gate, extra_gate(extra) if extra else None))
             if dependency:
                 view.dependencies.append(dependency)
             continue
@@ -684,7 +684,7 @@ def _setup_dependency_strings(tree: ast.Module) -> dict[int, str | None]:
 _PIP_PROGRAMS = {"pip", "pip3", "uv", "pipx"}
 
 
-def _shell_code(view: BuildView, shell_text: str, base_gate: str | None, path: str, gate_of=None) -> None:
+def shell_code(view: BuildView, shell_text: str, base_gate: str | None, path: str, gate_of=None) -> None:
     """Read shell code (`shell_text` has the file's length, blanked outside the code)."""
     from rocmlint.build.shell import ShellScript
 
@@ -696,7 +696,7 @@ def _shell_code(view: BuildView, shell_text: str, base_gate: str | None, path: s
         return
     view.directory_changes.extend(c.start for c in script.commands if c.name in ("cd", "pushd"))
     for command in script.commands:
-        gate = _join(base_gate, gate_of(command.start) if gate_of else None, command.gate)
+        gate = join_gates(base_gate, gate_of(command.start) if gate_of else None, command.gate)
         unit = view.next_unit()
         view.tokens.append(Token(command.name, command.start, command.start + len(command.name), gate, unit))
         for word in command.words:
@@ -705,7 +705,7 @@ def _shell_code(view: BuildView, shell_text: str, base_gate: str | None, path: s
             view.settings.append(Setting(name, value.text, value.start, value.end, gate, "env"))
         _pip_install(view, command, gate, path)
     for assignment in script.assignments:
-        gate = _join(base_gate, gate_of(assignment.start) if gate_of else None, assignment.gate)
+        gate = join_gates(base_gate, gate_of(assignment.start) if gate_of else None, assignment.gate)
         view.settings.append(Setting(assignment.name, assignment.value.text, assignment.value.start, assignment.value.end, gate, "env"))
 
 
@@ -778,7 +778,7 @@ def project_directory(path: str) -> str:
         current = parent
 
 
-def _blank_outside(text: str, spans: list[tuple[int, int]]) -> str:
+def blank_outside(text: str, spans: list[tuple[int, int]]) -> str:
     """`text` with everything outside `spans` turned into spaces (line ends kept)."""
     out = [" " if ch != "\n" else "\n" for ch in text]
     for start, end in spans:
@@ -786,11 +786,11 @@ def _blank_outside(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def _shell(view: BuildView, source) -> None:
-    _shell_code(view, source.text, file_gate(source.path), source.path)
+def shell_view(view: BuildView, source) -> None:
+    shell_code(view, source.text, file_gate(source.path), source.path)
 
 
-def _dotenv(view: BuildView, source) -> None:
+def dotenv_view(view: BuildView, source) -> None:
     gate = file_gate(source.path)
     for number, line in enumerate(source.lines, start=1):
         match = re.match(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$", line)
@@ -801,41 +801,3 @@ def _dotenv(view: BuildView, source) -> None:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value, start = value[1:-1], start + 1
         view.settings.append(Setting(match.group(1), value, start, start + len(value), gate, "env"))
-
-
-def _dockerfile(view: BuildView, source) -> None:
-    from rocmlint.build.dockerfile import read_dockerfile
-
-    read_dockerfile(view, source, file_gate(source.path))
-
-
-def _yaml(view: BuildView, source) -> None:
-    from rocmlint.build.yaml_files import read_yaml
-
-    read_yaml(view, source, file_gate(source.path))
-
-
-_READERS = {
-    "requirements": _requirements,
-    "pyproject": _pyproject,
-    "cmake": _cmake,
-    "make": _makefile,
-    "shell": _shell,
-    "dotenv": _dotenv,
-    "dockerfile": _dockerfile,
-    "yaml": _yaml,
-}
-
-
-def build_view(source) -> BuildView:
-    """The build view of a file (empty for a language with none, and for Python files other
-    than setup.py)."""
-    view = BuildView()
-    if source.language == "python":
-        if os.path.basename(source.path) == "setup.py":
-            _setup_py(view, source)
-        return view
-    reader = _READERS.get(source.language)
-    if reader is not None:
-        reader(view, source)
-    return view

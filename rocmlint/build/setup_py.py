@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from rocmlint.build import BuildFacts, Item, Origin, is_source_path
 from rocmlint.build.worlds import CUDA, ROCM, python_switch_in_world, selects, vendor_literal
-from rocmlint.gates import import_statements
+from rocmlint.python.imports import import_statements
 
 _MAX_CONSTS = 8
 _MAX_ITEMS = 20000

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rocmlint.build.worlds import names_cuda, names_rocm
+from rocmlint.platforms import names_cuda, names_rocm
 from rocmlint.findings import excerpt
 
 # Words that test for a GPU stack in a shell condition, besides names worlds.py knows.

@@ -24,47 +24,17 @@ ever kept out of the ROCm build by a condition that really says so.
 
 from __future__ import annotations
 
-import re
+from rocmlint.platforms import names_cuda, names_rocm, words_of
 
 ROCM, CUDA = "rocm", "cuda"
 WORLDS = (ROCM, CUDA)
 
-_TOKENS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_ROCM_WORDS = {"rocm", "hip", "hipcc", "amd", "amdgpu", "amdgcn", "hcc", "rccl", "rocwmma", "ck"}
-_CUDA_WORDS = {"cuda", "cudatoolkit", "cudart", "nvcc", "nvidia", "nvptx", "cudnn", "cublas", "cublaslt", "nvrtc", "cupti"}
 # Words that turn a vendor switch into an opt-out whose value the vendor does not decide.
 _OPT_OUT_WORDS = {"skip", "disable", "disabled", "no", "not", "without", "exclude", "ignore", "ignored", "off", "nvidia2amd"}
-# "amd64" / "x86_64|amd64" name a CPU architecture, not AMD GPUs.
-_CPU_ARCH = re.compile(r"amd64|x86[-_]?64", re.IGNORECASE)
-
-
-def _words(name: str) -> set[str]:
-    lower = name.lower()
-    words = {w for w in re.split(r"[^a-z0-9]+", lower) if w}
-    words.update(w.lower() for w in _TOKENS.findall(name))
-    return words
-
-
-def names_rocm(name: str) -> bool:
-    """Does a build switch or identifier name the AMD stack? `USE_ROCM`, `HIP_FOUND`, `isHip`."""
-    if _CPU_ARCH.search(name):
-        return False
-    words = _words(name)
-    if "rocm" in name.lower() or words & _ROCM_WORDS:
-        return True
-    return any(w.startswith("hip") and w not in ("hips", "hipster") for w in words) or any(
-        w.startswith("gfx") and w[3:4].isdigit() for w in words
-    )
-
-
-def names_cuda(name: str) -> bool:
-    """Does it name the NVIDIA stack? `CUDA_FOUND`, `FORCE_CUDA`, `CMAKE_CUDA_COMPILER`."""
-    words = _words(name)
-    return bool(words & _CUDA_WORDS) or any(w.startswith("cuda") for w in words)
 
 
 def is_opt_out(name: str) -> bool:
-    return bool(_words(name) & _OPT_OUT_WORDS)
+    return bool(words_of(name) & _OPT_OUT_WORDS)
 
 
 def switch_in_world(name: str, world: str) -> bool | None:

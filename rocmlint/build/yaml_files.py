@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from rocmlint.build.files import (
-    BuildView, Dependency, Image, Setting, Token, _blank_outside, _join, _shell_code, parse_dependency, stack_of_name,
+    BuildView, Dependency, Image, Setting, Token, blank_outside, join_gates, shell_code, parse_dependency, stack_of_name,
 )
 from rocmlint.build.shell import names_stack
 
@@ -44,7 +44,7 @@ def read_yaml(view: BuildView, source, file_gate: str | None) -> None:
         reader.walk(document, file_gate, depth=0, conda=conda)
     if reader.shell_spans:
         for gate, spans in reader.shell_spans.items():
-            _shell_code(view, _blank_outside(source.text, spans), gate, source.path)
+            shell_code(view, blank_outside(source.text, spans), gate, source.path)
 
 
 def _is_conda_environment(node) -> bool:
@@ -76,7 +76,7 @@ class _Reader:
         import yaml
 
         if isinstance(node, yaml.MappingNode):
-            gate = _join(gate, self._condition_gate(node))
+            gate = join_gates(gate, self._condition_gate(node))
             for key_node, value in node.value:
                 name = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
                 if not isinstance(name, str):
@@ -84,7 +84,7 @@ class _Reader:
                 child_gate = gate
                 stack = stack_of_name(name) if isinstance(value, yaml.MappingNode) else None
                 if stack:
-                    child_gate = _join(gate, f"in `{name}`, which is for {_FOR[stack]}")
+                    child_gate = join_gates(gate, f"in `{name}`, which is for {_FOR[stack]}")
                 self.entry(name, key_node, value, child_gate, depth, conda)
         elif isinstance(node, yaml.SequenceNode):
             for item in node.value:

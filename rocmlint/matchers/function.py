@@ -17,7 +17,7 @@ from rocmlint.matchers import Match, check_keys
 class FunctionMatcher:
     def __init__(self, spec: dict, where: str, check_amd_side: bool = False):
         self.check_amd_side = check_amd_side
-        from rocmlint.checks_loader import CheckFileError
+        from rocmlint.catalog.loader import CheckFileError
 
         check_keys(spec, {"function": str}, where, required=("function",))
         module_name, _, attr = spec["function"].partition(":")

@@ -20,7 +20,7 @@ from rocmlint.matchers import Capture, Match, check_keys
 class TextMatcher:
     def __init__(self, spec: dict, where: str, check_amd_side: bool = False):
         self.check_amd_side = check_amd_side
-        from rocmlint.checks_loader import CheckFileError
+        from rocmlint.catalog.loader import CheckFileError
 
         check_keys(spec, {"regex": str, "comment": str, "exclude": str, "strings": bool}, where, required=("regex",))
         self.strings = spec.get("strings", False)
@@ -35,9 +35,7 @@ class TextMatcher:
         gates = source.preprocessor_gates if source.language == "cpp" else None
         blanked = None
         if source.language == "cpp":
-            from rocmlint.cuda_syntax import blank_comments_and_literals
-
-            blanked = blank_comments_and_literals(source.text, strings=not self.strings).split("\n")
+            blanked = source.blanked_lines(strings=not self.strings)
         for number, line in enumerate(source.lines, start=1):
             if self.exclude is not None and self.exclude.match(line):
                 continue

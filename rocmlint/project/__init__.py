@@ -24,197 +24,32 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
-from functools import lru_cache
 
 from rocmlint.build import CUDA, ROCM, SOURCE_SUFFIXES, BuildFacts
-from rocmlint.preprocessor import NO_PROJECT, MacroTable
+from rocmlint.build.project_root import BUILD_FILE_NAMES, VENDOR_DIRECTORIES
+from rocmlint.project.model import (
+    UNKNOWN_FILE,
+    FileVerdict,
+    Overrides,
+    ProjectModel,
+    _read_text,
+    vendored_directory,
+)
 
-BUILD_FILE_NAMES = ("CMakeLists.txt", "setup.py", "Makefile", "makefile", "GNUmakefile")
-_ROOT_MARKERS = BUILD_FILE_NAMES + ("pyproject.toml",)
 _SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__", "node_modules", "build", "dist",
      "_build", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 )
 # Text in a build file that shows it has a ROCm side.
 _ROCM_TEXT = re.compile(r"rocm|(?<![A-Za-z])hip(?![a-z])|HIP|amdgpu|AMDGPU|__HIP_PLATFORM_AMD__|IS_HIP_EXTENSION", re.I)
-_HEADER_SUFFIXES = frozenset({".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".cuinc"})
-# torch.utils.cpp_extension compiles every source of a ROCm build with these (COMMON_HIP_FLAGS
-# in torch/utils/cpp_extension.py); HIP's own headers need __HIP_PLATFORM_AMD__ on AMD.
-_HIP_BUILD_MACROS = {"__HIP_PLATFORM_AMD__": 1}
-_TORCH_EXTENSION_MACROS = {"USE_ROCM": 1, "HIPBLAS_V2": 1}
-# CUDA warp intrinsics that a HIP shim may redefine for AMD (whether it drops the mask matters).
-_WARP_INTRINSIC = re.compile(r"^__(?:\w+_sync|shfl(?:_up|_down|_xor)?|ballot|activemask|any|all|popc|ffs)$")
-# Any CUDA device intrinsic a HIP shim may supply (`#define __trap() abort()`); names ending in
-# `__` are attributes and qualifiers (`__launch_bounds__`, `__align__`), not intrinsics.
-_DEVICE_INTRINSIC = re.compile(r"^__[a-z]\w*(?<!__)$")
 _MAX_FILES = 200_000
-# Directory names of NVIDIA's C++ libraries that projects vendor.
-_NVIDIA_LIBRARIES = frozenset({"cutlass", "cccl", "cub", "thrust", "libcudacxx", "nvbench", "cudnn-frontend", "cudnn_frontend"})
 # What only a build for NVIDIA GPUs names: nvcc and its options, NVIDIA targets, CMake's CUDA
 # language and toolkit. A build with a ROCm side that names none of these builds for AMD only.
 _NVIDIA_TOOLCHAIN = re.compile(
     r"(?<![\w-])(?i:nvcc)(?![\w-])|CUDA_ARCHITECTURES|-gencode|\bsm_\d+|\bcompute_\d+|TORCH_CUDA_ARCH_LIST|CUDAToolkit|"
     r"find_package\s*\(\s*CUDA\b|enable_language\s*\(\s*CUDA\b|LANGUAGES[^)\n]*\bCUDA\b|CUDA_HOME|cuda_home"
 )
-# Where projects keep other projects' code (besides git submodules, read from .gitmodules).
-VENDOR_DIRECTORIES = frozenset(
-    {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "vendored", "external",
-     "externals", "extern", "deps", "submodules", "subprojects"}
-)
-
-
-@dataclass(frozen=True)
-class FileVerdict:
-    compiled_for: str  # "rocm", "cuda", "both", "unknown", or "none" (vendored code no build reaches)
-    reason: str | None = None  # for "cuda" and "none": why the ROCm build never compiles it
-    origin: str | None = None  # for sources: where a build file compiles it
-
-
-UNKNOWN_FILE = FileVerdict("unknown")
-
-
-@dataclass(frozen=True)
-class Shim:
-    name: str
-    path: str
-    line: int
-    drops_mask: bool | None  # None: not a warp intrinsic with a mask
-
-
-@dataclass
-class Overrides:
-    """`[tool.rocmlint] cuda-only` / `rocm-sources`: what a build the model cannot read says."""
-
-    cuda_only: object | None = None  # callable(path) -> bool
-    rocm_sources: object | None = None
-    where: str = "[tool.rocmlint]"
-
-
-@dataclass
-class ProjectModel:
-    root: str
-    has_rocm_side: bool = False
-    # Why the project builds for AMD only (it has a ROCm side and no build file names an NVIDIA
-    # toolchain), or None: there code written for HIP means what HIP says.
-    amd_only: str | None = None
-    build_files: list[str] = field(default_factory=list)
-    verdicts: dict[str, FileVerdict] = field(default_factory=dict)  # absolute path -> verdict
-    # include component id per file, and the macro table of each component
-    component_of: dict[str, int] = field(default_factory=dict)
-    tables: dict[int, MacroTable] = field(default_factory=dict)
-    shims: dict[str, list[Shim]] = field(default_factory=dict)  # intrinsic -> shims
-    shim_users: dict[str, frozenset[str]] = field(default_factory=dict)  # shim file -> files that include it
-    vendored: dict[str, str] = field(default_factory=dict)  # vendored directory -> how it is known
-    hipified: dict[str, str] = field(default_factory=dict)  # file -> why the ROCm build hipifies it
-    tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
-    sources: object | None = None  # the ProjectSources the pass read (directives of every file)
-    problems: list[str] = field(default_factory=list)
-
-    # --- what the gates ask -----------------------------------------------------------------
-
-    def verdict(self, path: str) -> FileVerdict:
-        return self.verdicts.get(os.path.abspath(path), UNKNOWN_FILE)
-
-    def file_gate(self, path: str) -> str | None:
-        """Why the ROCm build never compiles this file, or None."""
-        verdict = self.verdict(path)
-        return verdict.reason if verdict.compiled_for in ("cuda", "none") else None
-
-    def macros_for(self, path: str) -> MacroTable:
-        component = self.component_of.get(os.path.abspath(path))
-        return self.tables.get(component, NO_PROJECT) if component is not None else NO_PROJECT
-
-    def gates_for(self, path: str):
-        """The file's PreprocessorGates under its project macros, from the directives the project
-        pass read (no second read of the file); None for a file the pass did not read."""
-        path = os.path.abspath(path)
-        sources = self.sources
-        if sources is None or path not in sources.directives:
-            return None
-        from rocmlint.gates import PreprocessorGates
-
-        return PreprocessorGates.from_directives(
-            list(sources.directives[path]), sources.line_counts[path], set(sources.guards.get(path, ())), self.macros_for(path)
-        )
-
-    def nvidia_library_gate(self, path: str) -> str | None:
-        """Why a hit in a vendored copy of an NVIDIA library (CUTLASS, CCCL/CUB/Thrust) is not
-        reported: such a library is replaced as a whole, and the project's own includes of it
-        are what the checks report (ROCM005, ROCM213)."""
-        path = os.path.abspath(path)
-        directory = vendored_directory(self, path)
-        if directory is None:
-            return None
-        parts = os.path.relpath(path, self.root).replace(os.sep, "/").lower().split("/")
-        library = next((p for p in parts[:-1] if p in _NVIDIA_LIBRARIES), None)
-        if library is None:
-            return None
-        return (
-            f"vendored NVIDIA library: {self.relative(directory)} ({library}) is replaced as a whole on ROCm; "
-            "the project's own includes of it are reported"
-        )
-
-    def hipify_gate(self, path: str) -> str | None:
-        """Why the ROCm build rewrites this file with hipify before compiling it, or None."""
-        why = self.hipified.get(os.path.abspath(path))
-        return f"hipified at build time: {why}" if why else None
-
-    def shim_for(self, path: str, callee: str, dropping_mask: bool = True) -> Shim | None:
-        """The HIP shim that redefines `callee` for the files that include it (one that drops
-        the warp mask, unless `dropping_mask` is False), or None."""
-        path = os.path.abspath(path)
-        for shim in self.shims.get(callee, ()):
-            if (shim.drops_mask or not dropping_mask) and path in self.shim_users.get(shim.path, ()):
-                return shim
-        return None
-
-    def relative(self, path: str) -> str:
-        return os.path.relpath(path, self.root).replace(os.sep, "/")
-
-
-# --- finding the project ----------------------------------------------------------------------
-
-
-@lru_cache(maxsize=4096)
-def find_project_root(directory: str) -> str | None:
-    """The project a directory belongs to: the highest ancestor (the directory itself
-    included) that holds a build file, not above the git work tree it is in, and never the
-    home directory or above it. None when there is none."""
-    directory = os.path.abspath(directory)
-    home = os.path.expanduser("~")
-    best = None
-    current = directory
-    while True:
-        if current == home or (home.startswith(current + os.sep) and current != directory):
-            break
-        try:
-            names = set(os.listdir(current))
-        except OSError:
-            names = set()
-        if any(name in names for name in _ROOT_MARKERS):
-            best = current
-        if ".git" in names:
-            break
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return best
-
-
 # --- building the model -----------------------------------------------------------------------
-
-
-def _read_text(path: str, limit: int = 8 * 1024 * 1024) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError:
-        return None
-    if len(data) > limit or b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", errors="replace")
 
 
 def _walk(root: str) -> tuple[list[str], list[str], list[str]]:
@@ -318,21 +153,6 @@ def _submodules(root: str) -> list[str]:
     """Directories that .gitmodules declares as git submodules."""
     text = _read_text(os.path.join(root, ".gitmodules")) or ""
     return [os.path.normpath(os.path.join(root, m.group(1).strip())) for m in re.finditer(r"^\s*path\s*=\s*(.+)$", text, re.M)]
-
-
-def vendored_directory(model: ProjectModel, path: str) -> str | None:
-    """The vendored directory a file sits in (a git submodule, a directory under third_party/
-    and the like, or another project copied in), or None for the project's own code."""
-    directory, child = os.path.dirname(path), None
-    while directory.startswith(model.root) and directory != model.root:
-        if directory in model.vendored:
-            return directory
-        if os.path.basename(directory) in VENDOR_DIRECTORIES:
-            named = child or directory
-            model.vendored.setdefault(named, f"in {model.relative(directory)}/, a directory of third-party code")
-            return named
-        directory, child = os.path.dirname(directory), directory
-    return None
 
 
 def _library_directories(model: ProjectModel, facts: BuildFacts, sources: list[str]) -> None:

@@ -26,8 +26,8 @@ import re
 from collections import defaultdict
 
 from rocmlint.build import CUDA, ROCM, BuildFacts
-from rocmlint.preprocessor import NVIDIA_COMPILER_ONLY, ConditionUnderHip, MacroFact, MacroTable
-from rocmlint.project import (
+from rocmlint.cpp.preprocessor import NVIDIA_COMPILER_ONLY, ConditionUnderHip, MacroFact, MacroTable
+from rocmlint.project.model import (
     _HEADER_SUFFIXES,
     _HIP_BUILD_MACROS,
     _TORCH_EXTENSION_MACROS,
@@ -421,12 +421,12 @@ _DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;{}()]*?\b(__[a-z]\w*)\s*\([^;{}
 
 
 def _names_cuda(path: str) -> bool:
-    from rocmlint.build.worlds import names_cuda
+    from rocmlint.platforms import names_cuda
 
     return names_cuda(os.path.splitext(os.path.basename(path))[0])
 
 
 def _names_hip(path: str) -> bool:
-    from rocmlint.build.worlds import names_rocm
+    from rocmlint.platforms import names_rocm
 
     return names_rocm(os.path.splitext(os.path.basename(path))[0]) or names_rocm(os.path.basename(os.path.dirname(path)))

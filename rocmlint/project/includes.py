@@ -2,7 +2,7 @@
 project defines and under which conditions, and the HIP shims it carries.
 
 `ProjectSources` reads each C/C++ file of the project once (directives only, with the fast
-scanner of `rocmlint.preprocessor`), resolves `#include` lines to project files, and answers,
+scanner of `rocmlint.cpp.preprocessor`), resolves `#include` lines to project files, and answers,
 for a MacroTable, which regions of a file HIP-Clang compiles.
 """
 
@@ -13,7 +13,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from rocmlint.preprocessor import Chain, Directive, MacroTable, condition_names_platform, condition_value, scan_directives
+from rocmlint.cpp.preprocessor import Chain, Directive, MacroTable, condition_names_platform, condition_value, scan_directives
 
 _INCLUDE_TARGET = re.compile(r'^\s*(?:"([^"]+)"|<([^>]+)>)')
 _DEFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\(([^)]*)\))?\s*(.*)$", re.S)
@@ -59,7 +59,7 @@ def file_directives(text: str | None) -> FileDirectives:
     directives = tuple(scan_directives(text, exact=False))
     guards: frozenset[int] = frozenset()
     if any(d.keyword in ("ifndef", "if") for d in directives[:3]):
-        from rocmlint.gates import PreprocessorGates
+        from rocmlint.cpp.gates import PreprocessorGates
 
         lines = text.split("\n")
         guards = frozenset(i for i in range(min(3, len(directives))) if PreprocessorGates.include_guard(directives, i, lines))

@@ -14,7 +14,7 @@ import ast
 import os
 import re
 
-from rocmlint.gates import dotted_name, import_statements
+from rocmlint.python.imports import dotted_name, import_statements
 
 # Keyword arguments that hand C/C++ source files to a JIT build.
 _SOURCE_KEYWORDS = frozenset({"cuda_files", "cpp_files", "cuda_sources", "cpp_sources", "sources"})

@@ -1,7 +1,7 @@
 """GitLab Code Quality: a JSON array of issues for `artifacts: reports: codequality`.
 
 Each issue has `description`, `check_name`, `fingerprint` (unique in the report and stable
-when lines move: rocmlint.fingerprints), `severity` (GitLab's info/minor/major/critical/blocker)
+when lines move: rocmlint.report.fingerprints), `severity` (GitLab's info/minor/major/critical/blocker)
 and `location.path` relative to the repository root with `location.lines.begin`/`end`
 (https://docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rocmlint.fingerprints import fingerprints, global_fingerprint
+from rocmlint.report.fingerprints import fingerprints, global_fingerprint
 from rocmlint.report.locations import relative_to
 
 # rocmlint's error means "breaks on ROCm", warning "slow or fragile there", note "worth a look".

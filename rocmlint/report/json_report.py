@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from rocmlint import __version__
-from rocmlint.checks_loader import check_by_id
-from rocmlint.docs import docs_url
+from rocmlint.catalog.loader import check_by_id
+from rocmlint.catalog.docs import docs_url
 from rocmlint.report.text import shown
 
 

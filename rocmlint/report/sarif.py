@@ -16,7 +16,7 @@ and https://docs.github.com/en/code-security/code-scanning/troubleshooting-sarif
   text stays in `help`);
 - a rule keeps at most 10 tags;
 - `partialFingerprints.primaryLocationLineHash` is how an alert is followed from run to run
-  (rocmlint.fingerprints: stable when lines move);
+  (rocmlint.report.fingerprints: stable when lines move);
 - a run shows at most 5,000 results and is rejected above 25,000: past 5,000, results are kept
   by severity and the rest are counted in a notification;
 - `automationDetails.id` carries the category (`--sarif-category`) that tells two analyses of
@@ -32,9 +32,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from rocmlint import REPOSITORY_URL, __version__
-from rocmlint.docs import docs_url, prose, render_markdown, render_text
+from rocmlint.catalog.docs import docs_url, prose, render_markdown, render_text
 from rocmlint.findings import utf16_column
-from rocmlint.fingerprints import fingerprints
+from rocmlint.report.fingerprints import fingerprints
 from rocmlint.report.locations import relative_to
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from rocmlint.checks_loader import check_by_id
+from rocmlint.catalog.loader import check_by_id
 
 
 def _rows(result) -> list[dict]:

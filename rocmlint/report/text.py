@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rocmlint.checks_loader import check_by_id
+from rocmlint.catalog.loader import check_by_id
 
 # What must not reach a terminal or a line-based parser as it is: control characters (a
 # newline would start a fake `path:line:col: ROCMnnn` line), line and paragraph separators,

@@ -237,7 +237,7 @@ class FixIt:
 @dataclass(frozen=True)
 class TargetSpec:
     """How a check's truth depends on the configured target (`[tool.rocmlint] arch`,
-    `rocm-version`): it holds on GPUs whose `fact` (rocmlint.arch_facts) is one of `affected`,
+    `rocm-version`): it holds on GPUs whose `fact` (rocmlint.catalog.arch_facts) is one of `affected`,
     and for ROCm releases from `rocm_from` and before `rocm_before`. `default` names the
     affected GPUs in the message ($TARGETS) when no arch is configured."""
 
@@ -381,18 +381,18 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
 def _version(text: str | None, where: str) -> tuple[int, ...] | None:
     if text is None:
         return None
-    from rocmlint.config import ConfigError, parse_rocm_version
+    from rocmlint.catalog.arch_facts import parse_rocm_release
 
     try:
-        return parse_rocm_version(text, where)
-    except ConfigError as exc:
+        return parse_rocm_release(text, where)
+    except ValueError as exc:
         raise CheckFileError(str(exc)) from exc
 
 
 def _target_spec(data: dict | None, source: str) -> TargetSpec | None:
     if data is None:
         return None
-    from rocmlint.config import ConfigError, parse_rocm_version
+    from rocmlint.catalog.arch_facts import parse_rocm_release
 
     fact = data.get("fact")
     if fact is not None and ("affected" not in data or "default" not in data):
@@ -403,8 +403,8 @@ def _target_spec(data: dict | None, source: str) -> TargetSpec | None:
     for key in ("rocm-from", "rocm-before"):
         if key in data:
             try:
-                versions[key] = parse_rocm_version(data[key], f"{source}: target.{key}")
-            except ConfigError as exc:
+                versions[key] = parse_rocm_release(data[key], f"{source}: target.{key}")
+            except ValueError as exc:
                 raise CheckFileError(str(exc)) from exc
     if not fact and not versions:
         raise CheckFileError(f"{source}: target needs fact or rocm-from/rocm-before")
@@ -499,7 +499,7 @@ def _keep_catalog_data(kept: str | None, stamp: list[list], parsed: list[tuple[s
         # Only data JSON gives back unchanged (YAML dates or integer keys would not be).
         if json.loads(encoded)["checks"] != checks:
             return
-        from rocmlint.result_cache import write_by_rename
+        from rocmlint.files.result_cache import write_by_rename
 
         os.makedirs(os.path.dirname(kept), exist_ok=True)
         write_by_rename(kept, encoded, prefix=".tmp-catalog-")

@@ -7,7 +7,7 @@ a check's docs cannot drift from the check. Every page has the same headings.
 from __future__ import annotations
 
 from rocmlint import REPOSITORY_URL
-from rocmlint.checks_loader import Check
+from rocmlint.catalog.loader import Check
 
 _GATED_NOTE = (
     "\n\nCode already gated for one GPU stack, and files the project's ROCm build never compiles,\n"

@@ -13,7 +13,7 @@ from typing import Iterator
 
 from rocmlint.findings import excerpt
 from rocmlint.matchers import Capture, Match
-from rocmlint.preprocessor import MacroFact, MacroTable, condition_names_platform, condition_value, scan_directives
+from rocmlint.cpp.preprocessor import MacroFact, MacroTable, condition_names_platform, condition_value, scan_directives
 
 # --- ROCM206: __CUDA_ARCH__ feature gates ------------------------------------------------------
 
@@ -245,7 +245,7 @@ def _lds_limit(source) -> tuple[int, str]:
     archs = source.target.archs if source.target is not None else ()
     if not archs:
         return LDS_LIMIT, _DEFAULT_LDS_TEXT
-    from rocmlint.arch_facts import arch_facts
+    from rocmlint.catalog.arch_facts import arch_facts
 
     sizes = {arch: arch_facts(arch).lds_kib for arch in archs}
     limit = min(sizes.values())
@@ -295,7 +295,7 @@ def _size_match(source, gates, matcher, start: int, end: int, size: int, limit_t
 
 def _code_only(source) -> str:
     """The file with comments and string literals blanked (same offsets)."""
-    from rocmlint.cuda_syntax import blank_comments_and_literals
+    from rocmlint.cpp.cuda_syntax import blank_comments_and_literals
 
     return blank_comments_and_literals(source.text)
 
@@ -315,7 +315,7 @@ _LANE_INDEX = re.compile(r"^\s*(?:lane|lane_id|laneId|laneid|lane_idx|lane_index
 
 def lane_arrays_sized_32(source, matcher) -> Iterator[Match]:
     """Arrays with a dimension of 32 that the file indexes by lane in that dimension, where the
-    code also works with the whole wavefront (rocmlint.wave: the lane number reaches 63 on a
+    code also works with the whole wavefront (rocmlint.cpp.wave: the lane number reaches 63 on a
     64-lane wavefront); a lane bounded to 32-lane groups (`tid & 31`) indexes within it."""
     text = _code_only(source)
     gates = source.preprocessor_gates
@@ -452,7 +452,7 @@ def inline_ptx_asm(source, matcher) -> Iterator[Match]:
     """GNU inline assembly whose template is PTX. The template's string literals are read up to
     the first `:` (preprocessor lines inside the statement skipped, so `#if` inside `asm(...)`
     works); a statement inside a `#define` is reported at the `#define`."""
-    from rocmlint.cuda_syntax import _scan_literals
+    from rocmlint.cpp.cuda_syntax import _scan_literals
 
     text = source.text
     spans = _scan_literals(text)

@@ -3,7 +3,7 @@
 Spec keys:
   rule:        an ast-grep rule (pattern / kind / regex, inside / has / ..., all / any / not)
   constraints: per-metavariable rules, e.g. {MASK: {regex: '^0[xX][fF]{8}[uU]?$'}}
-The file is parsed once as C++ after CUDA-only syntax is blanked (see rocmlint.cuda_syntax).
+The file is parsed once as C++ after CUDA-only syntax is blanked (see rocmlint.cpp.cuda_syntax).
 Every metavariable a check's message or rewrite names is captured.
 
 Two traps of ast-grep that the check files work around:
@@ -28,12 +28,12 @@ _METAVAR = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
 
 class AstGrepMatcher:
     def __init__(self, spec: dict, where: str, capture_names: tuple[str, ...] = (), check_amd_side: bool = False):
-        from rocmlint.checks_loader import CheckFileError
+        from rocmlint.catalog.loader import CheckFileError
 
         check_keys(spec, {"rule": dict, "constraints": dict, "context": str}, where, required=("rule",))
         self.check_amd_side = check_amd_side
         # "wavefront": a hit counts only where the code around it also works with the whole
-        # hardware wavefront (rocmlint.wave); $WAVE names that site.
+        # hardware wavefront (rocmlint.cpp.wave); $WAVE names that site.
         self.context = spec.get("context")
         if self.context not in (None, "wavefront"):
             raise CheckFileError(f"{where}.context: must be 'wavefront', got {self.context!r}")
@@ -48,7 +48,7 @@ class AstGrepMatcher:
         rule is an error naming its check file instead of a crash on the first C++ file."""
         from ast_grep_py import SgRoot
 
-        from rocmlint.checks_loader import CheckFileError
+        from rocmlint.catalog.loader import CheckFileError
 
         try:
             SgRoot("", "cpp").root().find_all(self.config)
@@ -81,7 +81,7 @@ class AstGrepMatcher:
 
 
 def wavefront_site(source, offset: int, name=None):
-    """The whole-wavefront site that meets the code at `offset` (rocmlint.wave); for a
+    """The whole-wavefront site that meets the code at `offset` (rocmlint.cpp.wave); for a
     definition outside any function (`#define WARP_SIZE 32`), the first one that meets a use of
     `name` in the file."""
     context = source.wave_context

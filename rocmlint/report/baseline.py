@@ -3,7 +3,7 @@
 `rocmlint scan --baseline FILE --write-baseline` records every current finding in FILE;
 `rocmlint scan --baseline FILE` then reports only findings that are not in it. A finding is
 recorded by its path (relative to the baseline file's folder, so the scan may run from anywhere),
-its check id and its fingerprint (rocmlint.fingerprints), not by its line: code added or removed
+its check id and its fingerprint (rocmlint.report.fingerprints), not by its line: code added or removed
 above a recorded finding does not bring it back. Editing the flagged line, renaming the file or
 adding another copy of the same line makes a new finding.
 """
@@ -27,7 +27,7 @@ def _key_path(path: str, base: Path) -> str:
 
 
 def _entries(findings, base: Path) -> list[dict]:
-    from rocmlint.fingerprints import fingerprints  # here: a scan without a baseline never needs it
+    from rocmlint.report.fingerprints import fingerprints  # here: a scan without a baseline never needs it
 
     prints = fingerprints(findings)
     return [
@@ -66,7 +66,7 @@ def read_baseline(path: Path) -> Counter:
 
 def filter_baselined(findings: list, baseline: Counter, path: Path) -> tuple[list, int]:
     """(the findings not in the baseline, how many were in it)."""
-    from rocmlint.fingerprints import fingerprints
+    from rocmlint.report.fingerprints import fingerprints
 
     base = path.resolve().parent
     remaining = Counter(baseline)

@@ -1,7 +1,7 @@
 """--add-noqa: a suppression comment on every line with a finding, so that a legacy tree starts
 clean and only new code is held to the checks.
 
-Comments go at the end of the flagged line (`# noqa: ROCM001` or `// noqa: ROCM201`, rocmlint.suppress);
+Comments go at the end of the flagged line (`# noqa: ROCM001` or `// noqa: ROCM201`, rocmlint.noqa.comments);
 codes already listed there are kept. A comment is only added where it cannot change what the
 file means, and the file is left alone otherwise, with the reason:
 - a line ending in a backslash (the comment would swallow the continuation);
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocmlint.languages import language_of
+from rocmlint.files.languages import language_of
 
 _HASH_NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*)", re.IGNORECASE)
 _SLASH_NOQA = re.compile(r"//\s*noqa:\s*(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*)", re.IGNORECASE)

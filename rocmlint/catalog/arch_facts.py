@@ -1,4 +1,5 @@
-"""The few facts about AMD GPU targets that the checks ask about, by target name.
+"""The few facts about AMD GPU targets that the checks ask about, by target name, and how a
+ROCm release is spelled.
 
 Checks whose truth depends on the GPU (which fp8 types it computes with, its wavefront size,
 its LDS, what `torch.cuda.get_device_capability()` reports on it, whether its BLAS has a TF32
@@ -11,6 +12,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+_ROCM_RELEASE = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+def parse_rocm_release(value: object, where: str) -> tuple[int, ...]:
+    """"6.4" -> (6, 4), for a configuration's or a check file's ROCm release. Raises ValueError
+    naming `where` (the file and key, or the option)."""
+    if not isinstance(value, str) or not _ROCM_RELEASE.match(value.strip()):
+        raise ValueError(f'{where} must be a ROCm release as a string, such as "6.4" or "7.0.2", got {value!r}')
+    return tuple(int(part) for part in value.strip().split("."))
+
 
 _GFX = re.compile(r"^gfx(?P<major>\d{1,2})(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])$")
 

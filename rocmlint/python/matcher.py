@@ -1,5 +1,5 @@
 """The `python` matcher: imports, calls, settings, environment variables and names, found on
-the `ast` tree with alias-aware names and simple data flow (rocmlint.matchers.python_index).
+the `ast` tree with alias-aware names and simple data flow (rocmlint.python.index).
 
 Spec keys (at least one of import / call / method / set / env / reference):
   import:     [module, ...]     `import m`, `import m.sub`, `from m import x`, `from m.sub import x`,
@@ -40,7 +40,7 @@ import re
 from typing import Iterator
 
 from rocmlint.matchers import Capture, Match, check_keys
-from rocmlint.matchers.python_index import UNKNOWN, may_name
+from rocmlint.python.index import UNKNOWN, may_name
 
 _FORMS = ("import", "call", "method", "set", "env", "reference")
 _PARTIAL_TAIL = frozenset({"partial"})
@@ -50,7 +50,7 @@ _IMPORT_TAILS = frozenset({"import_module", "__import__"})
 
 class PythonMatcher:
     def __init__(self, spec: dict, where: str):
-        from rocmlint.checks_loader import CheckFileError
+        from rocmlint.catalog.loader import CheckFileError
 
         check_keys(
             spec,
@@ -143,7 +143,7 @@ class PythonMatcher:
                 first = call.args[0]
                 if isinstance(first, ast.Constant) and isinstance(first.value, str) and self._wanted_module(first.value):
                     found.append((call, first.value))
-        from rocmlint.gates import own_module
+        from rocmlint.python.gates import own_module
 
         for node, name in found:
             if not self._in_scope(index, node):
@@ -369,7 +369,7 @@ def _one_of(literal: object, wanted: tuple) -> bool:
 
 
 def _with_gate(value, gate: str):
-    from rocmlint.matchers.python_index import Value
+    from rocmlint.python.index import Value
 
     return Value(value.node, value.literal, gate)
 

@@ -10,7 +10,7 @@ import re
 from typing import Iterator
 
 from rocmlint.matchers import Capture, Match
-from rocmlint.matchers.python_index import UNKNOWN, may_name
+from rocmlint.python.index import UNKNOWN, may_name
 
 
 def _span(source, first: ast.AST, last: ast.AST | None = None) -> tuple[int, int]:
@@ -110,7 +110,7 @@ def capability_comparisons(source, matcher) -> Iterator[Match]:
     ...`, `cap[0] == 9`, `major * 10 + minor >= 90`, `get_device_properties(d).major >= 9`.
     With configured GPUs, comparisons false on all of them are gated, and $ARCHS names
     those on which the comparison holds."""
-    from rocmlint.arch_facts import arch_facts
+    from rocmlint.catalog.arch_facts import arch_facts
 
     index = source.python_index
     archs = [arch_facts(a) for a in source.target.archs]

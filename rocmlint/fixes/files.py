@@ -21,10 +21,10 @@ import os
 import tempfile
 from typing import Iterable
 
-from rocmlint.discovery import ReadError, read_regular_file
-from rocmlint.engine import choose_edits
+from rocmlint.files.discovery import ReadError, read_regular_file
+from rocmlint.fixes.edits import choose_edits
 from rocmlint.findings import Edit, Finding, Problem
-from rocmlint.languages import language_of
+from rocmlint.files.languages import language_of
 
 
 def fix_files(findings: Iterable[Finding], unsafe: bool) -> tuple[int, list[Problem]]:

@@ -26,40 +26,17 @@ import ast
 from collections import deque
 from dataclasses import dataclass
 
+from rocmlint.python.imports import alias_map
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _MAX_DEPTH = 6
-
-
-def _alias_map(imports) -> dict[str, str]:
-    aliases: dict[str, str] = {}
-    for node in imports:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    aliases[alias.asname] = alias.name
-                else:
-                    # `import torch.nn` binds `torch`
-                    root = alias.name.split(".")[0]
-                    aliases[root] = root
-        elif node.module and node.level == 0:
-            for alias in node.names:
-                if alias.name != "*":
-                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return aliases
 
 
 def may_name(func: ast.AST, tails: frozenset[str] | tuple[str, ...]) -> bool:
     """False when `func` cannot have a qualified name ending in one of `tails`: an attribute
     (`a.b.attr`) keeps its own last part. A bare name may be an alias of anything."""
     return not isinstance(func, ast.Attribute) or func.attr in tails
-
-
-def module_aliases(tree: ast.AST) -> dict[str, str]:
-    """Local name -> qualified name for every import of a module."""
-    from rocmlint.gates import import_statements
-
-    return _alias_map(import_statements(tree))
 
 
 class _Unknown:
@@ -179,7 +156,7 @@ class PythonIndex:
             listed = kinds.get(type(parent))
             if listed is not None:
                 listed.append(parent)
-        self.aliases = _alias_map(self.imports)
+        self.aliases = alias_map(self.imports)
         self.star_import = any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in self.imports)
         self._predicates = None
         self._block_facts = None
@@ -193,33 +170,33 @@ class PythonIndex:
 
     @property
     def predicates(self):
-        """The module's platform predicates (rocmlint.gates.PlatformPredicates), found lazily:
+        """The module's platform predicates (rocmlint.python.gates.PlatformPredicates), found lazily:
         only a file with a hit to gate needs them."""
         if self._predicates is None:
-            from rocmlint.gates import PlatformPredicates
+            from rocmlint.python.gates import PlatformPredicates
 
             self._predicates = PlatformPredicates.of_module(self.tree, self.path, self.aliases)
         return self._predicates
 
     def gate(self, node: ast.AST, *, import_guard: bool = False) -> str | None:
-        """Why a node is already gated for one GPU stack (rocmlint.gates.python_gate, or the
+        """Why a node is already gated for one GPU stack (rocmlint.python.gates.python_gate, or the
         module is for one stack by its name), or None."""
-        from rocmlint.gates import python_gate
+        from rocmlint.python.gates import python_gate
 
         if self._module_gate is None:
-            from rocmlint.gates import python_module_gate
+            from rocmlint.python.gates import python_module_gate
 
             self._module_gate = python_module_gate(self.path) or ""
         if self._module_gate:
             return self._module_gate
         if self._block_facts is None:
-            from rocmlint.gates import BlockFacts
+            from rocmlint.python.gates import BlockFacts
 
             self._block_facts = BlockFacts()
         return python_gate(node, self.parents, import_guard=import_guard, predicates=self.predicates, facts=self._block_facts)
 
     def is_platform_test(self, test: ast.AST) -> bool:
-        from rocmlint.gates import is_platform_test
+        from rocmlint.python.gates import is_platform_test
 
         return is_platform_test(test, self.predicates)
 
@@ -410,7 +387,7 @@ class PythonIndex:
         if isinstance(expr, ast.IfExp):
             reason = None
             if self.is_platform_test(expr.test):
-                from rocmlint.gates import short_source
+                from rocmlint.python.gates import short_source
 
                 reason = f"under `... if {short_source(expr.test, 60)} else ...` (line {expr.lineno})"
             found = self.values(expr.body, depth, seen) + self.values(expr.orelse, depth, seen)
@@ -421,7 +398,7 @@ class PythonIndex:
                 reason = None
                 earlier = [v for v in expr.values[:index] if self.is_platform_test(v)]
                 if earlier:
-                    from rocmlint.gates import short_source
+                    from rocmlint.python.gates import short_source
 
                     reason = f"after `{short_source(earlier[0], 60)}` (line {expr.lineno})"
                 found += [_gated(v, reason) for v in self.values(operand, depth, seen)]

@@ -43,7 +43,7 @@ from rocmlint import __version__
 from rocmlint.findings import Edit, Finding, Fix, Problem
 
 ENVIRONMENT_VARIABLE = "ROCMLINT_CACHE_DIR"
-DEFAULT_DIRECTORY = ".rocmlint_cache"  # rocmlint.discovery.OWN_CACHE_DIR: never scanned
+DEFAULT_DIRECTORY = ".rocmlint_cache"  # rocmlint.files.discovery.OWN_CACHE_DIR: never scanned
 _FORMAT = 1
 _UNMARKED = "unmarked.json"
 # Keys of files that changed or went away are never taken out; past this many the list

@@ -1,6 +1,6 @@
 """The C preprocessor as HIP-Clang sees it on AMD: directives, and what a condition is worth.
 
-Shared by the per-file gates (`rocmlint.gates.PreprocessorGates`) and the project pass
+Shared by the per-file gates (`rocmlint.python.gates.PreprocessorGates`) and the project pass
 (`rocmlint.project`), which reads every C/C++ file's directives to learn which macros the
 project defines for NVIDIA only, and which headers the ROCm build includes.
 
@@ -18,27 +18,15 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from rocmlint.platforms import names_cuda, names_platform, names_rocm
+
 # --- which macros name a GPU stack -----------------------------------------------------------
 
-# Identifier parts that name a GPU software stack. "cuda" alone is not one of them:
-# `torch.cuda` and `.is_cuda` are true on ROCm builds of PyTorch as well.
-_PLATFORM_PARTS = {"rocm", "hip", "hipcc", "amd", "amdgpu", "amdgcn", "hcc", "nvidia", "nvcc"}
-_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Words of a condition that are operators or keywords, never macro names.
 _CONDITION_KEYWORDS = {"defined", "__has_include", "__has_include_next", "__has_builtin", "__has_attribute"}
 # CPU-architecture macros that contain "amd" (`__amd64__`, `_M_AMD64`) say nothing about GPUs.
 _CPU_ARCH = re.compile(r"amd64", re.IGNORECASE)
-
-
-def names_platform(identifier: str) -> bool:
-    """True when an identifier names a GPU stack: is_rocm, IS_HIP, use_rocm, __HIPCC__, isHip."""
-    lower = identifier.lower()
-    if "rocm" in lower:
-        return True
-    parts = {p for p in re.split(r"[^a-z0-9]+", lower) if p}
-    parts.update(p.lower() for p in _CAMEL.findall(identifier))
-    return bool(parts & _PLATFORM_PARTS) or any(p.startswith("gfx") and p[3:4].isdigit() for p in parts)
 
 
 def _is_gpu_platform_macro(word: str) -> bool:
@@ -103,8 +91,6 @@ class _AmdSide(MacroTable):
         fact = self.facts.get(name)
         if fact is not None and fact.defined is not None:
             return fact
-        from rocmlint.build.worlds import names_cuda, names_rocm
-
         if name in _CURRENT_HIP_VERSION:
             # `defined(__HIP_PLATFORM_AMD__) && HIP_VERSION >= 502`: a current ROCm (7.0)
             return MacroFact(True, _CURRENT_HIP_VERSION[name])
@@ -136,8 +122,6 @@ class _NvidiaSide(MacroTable):
         super().__init__({}, base.platform)
 
     def lookup(self, name: str) -> MacroFact:
-        from rocmlint.build.worlds import names_cuda, names_rocm
-
         if name in _CURRENT_HIP_VERSION or (names_rocm(name) and not names_cuda(name)):
             return UNDEFINED
         if name in self.platform and not names_cuda(name):
@@ -378,7 +362,7 @@ def scan_directives(text: str, exact: bool = True) -> list[Directive]:
     on a `/*` or `*/` inside a string literal that is not a raw string.
     """
     if exact:
-        from rocmlint.cuda_syntax import blank_both
+        from rocmlint.cpp.cuda_syntax import blank_both
 
         code, with_strings = blank_both(text)
         return _directives_from_blanked(text, code, with_strings)

@@ -5,7 +5,7 @@ a `.gitignore` matches: git keeps tracking them) and untracked files that no ign
 matches (`.gitignore` files at every level, `.git/info/exclude`, `core.excludesFile`), from
 `git ls-files`. Outside one (or without git), the directory is walked and `.gitignore` files
 are applied as git would: each relative to its own folder, those of the folders above the
-scanned one too, a nested `!pattern` re-including what a parent ignored (rocmlint.ignore).
+scanned one too, a nested `!pattern` re-including what a parent ignored (rocmlint.files.gitignore).
 Either way, untracked version-control folders, virtual environments (any folder with a
 `pyvenv.cfg`), caches and build output are left out, and so are the `exclude` patterns of
 the configuration and the command line.
@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Iterator
 
 from rocmlint.findings import Problem
-from rocmlint.ignore import PatternList, decide
-from rocmlint.languages import language_of
+from rocmlint.files.gitignore import PatternList, decide
+from rocmlint.files.languages import language_of
 
 DEFAULT_EXCLUDED_DIRS = frozenset(
     {
@@ -43,7 +43,7 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
 )
 
 
-# rocmlint's own kept results (rocmlint.result_cache): never scanned, and not listed as left
+# rocmlint's own kept results (rocmlint.files.result_cache): never scanned, and not listed as left
 # out either, so that a scan's report does not depend on whether one ran before.
 OWN_CACHE_DIR = ".rocmlint_cache"
 

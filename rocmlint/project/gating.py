@@ -1,0 +1,132 @@
+"""The project pass: every C/C++ hit of a scan looked at again with what its project's build
+says (rocmlint.project), after the per-file pass has checked each file on its own."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Sequence
+
+from rocmlint.config import Config
+from rocmlint.files.languages import language_of
+from rocmlint.findings import Finding, Problem
+
+
+def apply_project_model(
+    findings: list[Finding], checks: Sequence, config: Config, problems: list[Problem], known: dict | None = None
+) -> list[Finding]:
+    """Look again at every C/C++ hit with what its project's build says (rocmlint.project):
+    hits in files the ROCm build never compiles, under macros the project defines only for
+    NVIDIA, or in calls a HIP shim rewrites are gated; hits the file alone took for dead code
+    come back when the project defines the macro for HIP. Built only for projects with hits."""
+    by_id = {c.id: c for c in checks}
+    by_path: dict[str, list[int]] = {}
+    for index, finding in enumerate(findings):
+        check = by_id.get(finding.check_id)
+        if check is not None and check.gated and "cpp" in check.languages and language_of(finding.path) == "cpp":
+            by_path.setdefault(finding.path, []).append(index)
+    if not by_path:
+        return findings  # no C/C++ hit to look at again: no build file is read
+    from dataclasses import replace as replaced
+
+    from rocmlint.build.project_root import find_project_root
+    from rocmlint.project import build_model
+
+    overrides = _overrides(config)
+    models: dict[str, object] = {}
+    for path, indexes in by_path.items():
+        absolute = os.path.abspath(path)
+        root = find_project_root(os.path.dirname(absolute))
+        if root is None:
+            declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
+            if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
+                for index in indexes:
+                    if findings[index].gate is None:
+                        findings[index] = replaced(findings[index], gate=f"CUDA-only: declared in {overrides.where} cuda-only")
+            continue
+        model = models.get(root)
+        if model is None:
+            model = models[root] = build_model(root, overrides, known)
+            problems.extend(Problem(p.split(":", 1)[0], "build file " + p.split(": ", 1)[-1]) for p in model.problems)
+        file_gate = model.file_gate(absolute) or model.nvidia_library_gate(absolute)
+        table = model.macros_for(absolute)
+        # Read the file's conditions again with the project's macros, where they test one.
+        if file_gate is None and (model.tested.get(absolute, frozenset()) & (table.facts.keys() | table.platform)):
+            gates = model.gates_for(absolute)
+            if gates is not None:
+                for index in indexes:
+                    if findings[index].gate_fixed:
+                        continue
+                    amd_side = by_id[findings[index].check_id].check_amd_side
+                    findings[index] = replaced(findings[index], gate=gates.reason(findings[index].line, amd_side))
+        for index in indexes:
+            finding = findings[index]
+            if finding.gate is not None:
+                continue
+            check = by_id[finding.check_id]
+            hipified = model.hipify_gate(absolute) if _hipify_rewrites(check.hipify_gated, finding) else None
+            defined = next(
+                (table.lookup(name) for name in check.project_macro_gate if table.lookup(name).reason), None
+            )
+            if file_gate is not None:
+                findings[index] = replaced(finding, gate=file_gate)
+            elif check.amd_only_gated and model.amd_only:
+                findings[index] = replaced(finding, gate=model.amd_only)
+            elif hipified is not None:
+                findings[index] = replaced(finding, gate=hipified)
+            elif defined is not None and defined.defined is not False:
+                findings[index] = replaced(finding, gate=f"the project defines it for HIP: {defined.reason}")
+            elif check.shim_gated:
+                callee = _callee_at(finding)
+                dropping_mask = check.shim_gated == "mask-dropping"
+                shim = model.shim_for(absolute, callee, dropping_mask) if callee else None
+                if shim is not None:
+                    where = f"{model.relative(shim.path)}:{shim.line}"
+                    how = "redefines {} for HIP without its mask" if dropping_mask else "defines {} for HIP"
+                    findings[index] = replaced(finding, gate=f"HIP shim: {where} {how.format(callee)}")
+    return findings
+
+
+def _hipify_rewrites(hipify_gated: bool | str, finding: Finding) -> bool:
+    """Whether build-time hipify rewrites what the finding flags: always, never, or when the
+    flagged text matches the check's pattern of what hipify maps."""
+    if isinstance(hipify_gated, bool):
+        return hipify_gated
+    line = finding.context.get(finding.line, "")
+    text = line[finding.col : finding.end_col] if finding.end_line == finding.line else line[finding.col :]
+    return re.search(hipify_gated, text) is not None
+
+
+_CALLEE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def _callee_at(finding: Finding) -> str | None:
+    text = finding.context.get(finding.line, "")[finding.col :]
+    match = _CALLEE.match(text)
+    return match.group(1) if match else None
+
+
+def _overrides(config: Config):
+    """[tool.rocmlint] cuda-only / rocm-sources as path predicates (gitignore-style patterns
+    relative to the configuration file)."""
+    if not config.cuda_only and not config.rocm_sources:
+        return None
+    import pathspec
+
+    from rocmlint.project.model import Overrides
+
+    root = str(config.root.resolve())
+
+    def matcher(patterns: tuple[str, ...]):
+        if not patterns:
+            return None
+        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+
+        def matches(path: str) -> bool:
+            relative = os.path.relpath(path, root)
+            return not relative.startswith("..") and spec.match_file(relative.replace(os.sep, "/"))
+
+        return matches
+
+    where = f"{config.path.name if config.path else 'configuration'} [tool.rocmlint]"
+    return Overrides(matcher(config.cuda_only), matcher(config.rocm_sources), where)
