@@ -78,7 +78,7 @@ def short_source(node: ast.AST, limit: int = 80) -> str:
 # Calls that end a test or a script: `if not is_rocm(): pytest.skip(...)` gates what follows.
 _EXIT_CALLS = ("pytest.skip", "skip", "sys.exit", "exit", "quit", "os._exit", "pytest.exit", "unittest.skip")
 # Decorators that skip a test when their condition holds (pytest, unittest, torch's helpers).
-_SKIP_DECORATORS = ("skipif", "skipIf", "skipUnless", "skip_if", "skip_unless")
+SKIP_DECORATORS = ("skipif", "skipIf", "skipUnless", "skip_if", "skip_unless")
 
 
 def _exits(body: list[ast.stmt]) -> bool:
@@ -110,7 +110,7 @@ def _platform_decorator(decorator: ast.AST, predicates) -> bool:
     name = dotted_name(target) or ""
     if names_platform(name.rsplit(".", 1)[-1]):
         return True
-    if isinstance(decorator, ast.Call) and name.rsplit(".", 1)[-1] in _SKIP_DECORATORS:
+    if isinstance(decorator, ast.Call) and name.rsplit(".", 1)[-1] in SKIP_DECORATORS:
         conditions = decorator.args[:1] + [k.value for k in decorator.keywords if k.arg == "condition"]
         return any(is_platform_test(c, predicates) for c in conditions)
     return False

@@ -10,6 +10,7 @@ import re
 from typing import Iterator
 
 from rocmlint.matchers import Capture, Match
+from rocmlint.python.gates import SKIP_DECORATORS
 from rocmlint.python.index import UNKNOWN, may_name
 
 
@@ -183,9 +184,6 @@ def _chooses_device(index, node: ast.AST) -> bool:
     return False
 
 
-_SKIP_DECORATORS = ("skipif", "skipIf", "skipUnless")
-
-
 def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
     """A test on `torch.version.cuda` (and on no other stack) that picks the device
     (`"cuda" if torch.version.cuda else "cpu"`), or skips or refuses with a message about
@@ -193,7 +191,7 @@ def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
     index = source.python_index
     tests: list[tuple[ast.AST, ast.AST]] = [(node.test, node) for node in index.branches]  # (the test, what it decides)
     for node in index.calls:
-        if node.args and may_name(node.func, _SKIP_DECORATORS) and (index.qualified_name(node.func) or "").rsplit(".", 1)[-1] in _SKIP_DECORATORS:
+        if node.args and may_name(node.func, SKIP_DECORATORS) and (index.qualified_name(node.func) or "").rsplit(".", 1)[-1] in SKIP_DECORATORS:
             tests.append((node.args[0], node))
     for test, decided in tests:
         if not _mentions_cuda_version(index, test) or _names_other_stack(index, test):
