@@ -78,16 +78,18 @@ class Config:
             return ()
         codes: list[str] = []
         for pattern, ids in self.per_file_ignores:
-            if _spec((pattern,)).match_file(relative):
+            if _patterns((pattern,)).leaves_out(relative, False) is not None:
                 codes.extend(ids)
         return tuple(codes)
 
 
 @lru_cache(maxsize=256)
-def _spec(patterns: tuple[str, ...]):
-    import pathspec
+def _patterns(patterns: tuple[str, ...]):
+    """Patterns matched as `exclude` matches them (rocmlint.files.gitignore): one reading of
+    gitignore patterns for every key that takes them."""
+    from rocmlint.files.gitignore import PatternList
 
-    return pathspec.GitIgnoreSpec.from_lines(patterns)
+    return PatternList(patterns, "", "configuration")
 
 
 def _relative(path: str | Path, root: Path) -> str | None:

@@ -155,6 +155,24 @@ def test_extend_select_per_file_ignores_and_extend_exclude(tmp_path):
     assert _scan_codes(tmp_path, "model.py", "--extend-ignore", "ROCM9,ROCM002") == [("model.py", "ROCM001")]
 
 
+def test_every_key_that_takes_patterns_matches_them_as_exclude_does(tmp_path):
+    """`per-file-ignores` reads gitignore patterns as `exclude` does: git's character classes,
+    and a file in a matching folder matches (a later `!` pattern cannot bring it back)."""
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.rocmlint]\n"
+        'per-file-ignores = { "[[:digit:]]*.py" = ["ROCM001"], "old/" = ["ROCM002"], "!old/keep.py" = ["ROCM002"] }\n'
+    )
+    for name in ("1_monitor.py", "monitor.py", "old/keep.py"):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(PITFALLS)
+    assert _scan_codes(tmp_path, ".") == [
+        ("1_monitor.py", "ROCM002"), ("monitor.py", "ROCM001"), ("monitor.py", "ROCM002"), ("old/keep.py", "ROCM001"),
+    ]
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\nexclude = ["[[:digit:]]*.py", "old/", "!old/keep.py"]\n')
+    assert _scan_codes(tmp_path, ".") == [("monitor.py", "ROCM001"), ("monitor.py", "ROCM002")]
+
+
 def test_excluded_files_named_on_the_command_line(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\nexclude = ["vendor/"]\n')
     (tmp_path / "vendor").mkdir()

@@ -493,7 +493,7 @@ def test_strict_and_show_skipped(tmp_path):
 
 def test_python_m_does_not_import_from_the_scanned_tree(tmp_path):
     marker = tmp_path / "ran"
-    for name in ("yaml.py", "pathspec.py", "tomli.py", "ast_grep_py.py"):
+    for name in ("yaml.py", "packaging.py", "tomli.py", "ast_grep_py.py"):
         (tmp_path / name).write_text(f"open({str(marker)!r}, 'w').write('ran')\nraise SystemExit(7)\n")
     (tmp_path / "a.py").write_text(PYNVML)
     proc = run_cli("scan", ".", "--format", "json", cwd=tmp_path)

@@ -230,14 +230,8 @@ class Excludes:
         relative = self.patterns.relative(_posix(os.path.realpath(absolute))) or self.patterns.relative(_posix(absolute))
         if relative is None:
             relative = Path(path).as_posix()
-        # A path in an excluded folder is excluded, as in git: check the folders first.
-        parts = relative.split("/")
-        for depth in range(1, len(parts) + 1):
-            directory = depth < len(parts)
-            decision = self.patterns.decide("/".join(parts[:depth]), True if directory else is_dir)
-            if decision is not None and decision.ignored:
-                return f"excluded by the pattern `{decision.pattern.text}` (exclude)"
-        return None
+        decision = self.patterns.leaves_out(relative, is_dir)
+        return f"excluded by the pattern `{decision.pattern.text}` (exclude)" if decision is not None else None
 
 
 def _default_excluded(name: str, directory: str) -> str | None:

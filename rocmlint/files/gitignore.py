@@ -284,6 +284,18 @@ class PatternList:
                 return Decision(not pattern.negated, pattern, self.source)
         return None
 
+    def leaves_out(self, relative: str, is_dir: bool) -> Decision | None:
+        """The pattern that leaves out `relative` ("/"-separated, below the base), or None. As
+        in git, a path in a left-out folder is left out whatever the later patterns say: the
+        folders are asked first."""
+        parts = relative.split("/")
+        for depth in range(1, len(parts) + 1):
+            directory = depth < len(parts)
+            decision = self.decide("/".join(parts[:depth]), True if directory else is_dir)
+            if decision is not None and decision.ignored:
+                return decision
+        return None
+
     def relative(self, absolute: str) -> str | None:
         """`absolute` below this list's base, or None when it is not below it."""
         if not self.base:

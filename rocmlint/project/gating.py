@@ -111,8 +111,7 @@ def _overrides(config: Config):
     relative to the configuration file)."""
     if not config.cuda_only and not config.rocm_sources:
         return None
-    import pathspec
-
+    from rocmlint.files.gitignore import PatternList
     from rocmlint.project.model import Overrides
 
     root = str(config.root.resolve())
@@ -120,11 +119,12 @@ def _overrides(config: Config):
     def matcher(patterns: tuple[str, ...]):
         if not patterns:
             return None
-        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        # Matched as `exclude` matches them: a file in a matching folder matches.
+        listed = PatternList(patterns, "", "configuration")
 
         def matches(path: str) -> bool:
             relative = os.path.relpath(path, root)
-            return not relative.startswith("..") and spec.match_file(relative.replace(os.sep, "/"))
+            return not relative.startswith("..") and listed.leaves_out(relative.replace(os.sep, "/"), False) is not None
 
         return matches
 
