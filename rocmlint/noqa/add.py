@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocmlint.files.languages import language_of
+from rocmlint.noqa.comments import HASH_NOQA, SLASH_NOQA
 
-_HASH_NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*)", re.IGNORECASE)
-_SLASH_NOQA = re.compile(r"//\s*noqa:\s*(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*)", re.IGNORECASE)
 _DOCKER_INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\b")
 
 
@@ -32,8 +31,8 @@ class NoqaReport:
 
 
 def _with_codes(line: str, codes: list[str], slash: bool) -> str:
-    pattern = _SLASH_NOQA if slash else _HASH_NOQA
-    existing = pattern.search(line)
+    pattern = SLASH_NOQA if slash else HASH_NOQA
+    existing = next((m for m in pattern.finditer(line) if m.group("codes")), None)
     if existing:
         have = [c for c in re.split(r"[,\s]+", existing.group("codes")) if c]
         merged = have + [c for c in codes if c not in have]

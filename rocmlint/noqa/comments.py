@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-_HASH_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
-_SLASH_NOQA = re.compile(r"//\s*noqa(?::\s*(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
+# `# noqa` / `// noqa`, with the codes it lists (`codes` is None for a bare one).
+HASH_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
+SLASH_NOQA = re.compile(r"//\s*noqa(?::\s*(?P<codes>[A-Z][A-Z0-9]*(?:[,\s]+[A-Z][A-Z0-9]*)*))?", re.IGNORECASE)
 _NOLINT = re.compile(r"\bNOLINT(?P<next>NEXTLINE)?\b(?:\((?P<codes>[^)]*)\))?")
 
 ALL = frozenset({"*"})
@@ -34,7 +35,7 @@ class Suppressions:
         for number, line in enumerate(text.split("\n"), start=1):
             if "noqa" not in line.lower() and "NOLINT" not in line:
                 continue
-            noqa = (_SLASH_NOQA if slash else _HASH_NOQA).search(line)
+            noqa = (SLASH_NOQA if slash else HASH_NOQA).search(line)
             if noqa:
                 self._add(number, _codes(noqa.group("codes")))
             if slash:
