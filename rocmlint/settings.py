@@ -33,6 +33,7 @@ class CommandLine:
     archs: tuple[str, ...] | None = None
     config_file: Path | None = None  # --config: this file for every scanned file
     isolated: bool = False  # --isolated: no configuration file at all
+    preview: bool | None = None  # --preview / --no-preview
 
 
 class Settings:
@@ -66,6 +67,8 @@ def _with_command_line(config: Config, command_line: CommandLine) -> Config:
         changes["ignore"] = command_line.ignore
     if command_line.extend_ignore:
         changes["ignore"] = changes.get("ignore", config.ignore) + command_line.extend_ignore
+    if command_line.preview is not None:
+        changes["preview"] = command_line.preview
     if command_line.max_file_size is not None:
         changes["max_file_size"] = command_line.max_file_size
     if command_line.rocm_version is not None or command_line.archs is not None:
@@ -87,9 +90,10 @@ def checks_for(config: Config) -> tuple:
         from rocmlint.engine import SelectionError
 
         raise SelectionError(f"{config.path} [tool.rocmlint] select names no check: give check ids or prefixes (ALL for every check)")
-    chosen = {c.id for c in select_checks(list(config.select) if config.select is not None else None, list(config.ignore))}
+    select = list(config.select) if config.select is not None else None
+    chosen = {c.id for c in select_checks(select, list(config.ignore), preview=config.preview)}
     if config.extend_select:
-        chosen |= {c.id for c in select_checks(list(config.extend_select), list(config.ignore))}
+        chosen |= {c.id for c in select_checks(list(config.extend_select), list(config.ignore), preview=config.preview)}
     return tuple(c for c in load_catalog() if c.id in chosen)
 
 

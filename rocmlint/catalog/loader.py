@@ -75,6 +75,13 @@ TARGET = {
     "rocm-from": (str, False),
     "rocm-before": (str, False),
 }
+# Precision measured by hand triage of random samples of whole-tree findings (docs/precision.md):
+# [true, decided] per kind of project (one that builds for AMD already, one NVIDIA-only).
+MEASURED = {
+    "amd": ("int-list", False),
+    "nvidia": ("int-list", False),
+    "sample": (str, True),
+}
 SCHEMA = {
     "id": (str, True),
     "name": (str, True),
@@ -82,6 +89,7 @@ SCHEMA = {
     "languages": ("lang-list", True),
     "severity": (SEVERITIES, True),
     "precision": (PRECISIONS, True),
+    "measured": (MEASURED, False),
     "enabled-by-default": (bool, False),
     "tags": ("str-list", True),
     "markers": ("str-list", True),
@@ -286,10 +294,25 @@ class Check:
     invalid_examples: tuple[InvalidExample, ...] = ()
     valid_examples: tuple[ValidExample, ...] = ()
     source: str = ""
+    # (kind of project, true, decided) from hand triage: see MEASURED.
+    measured: tuple[tuple[str, int, int], ...] = ()
     # The Python files the check reads, by file name (empty: all of them). The build checks
     # read only setup.py: without this, every `.py` file holding a marker such as "torch"
     # would be parsed for them and then yield nothing.
     python_file_names: tuple[str, ...] = ()
+
+    @property
+    def preview(self) -> bool:
+        """In preview (off unless preview is on): measured right less than 9 times in 10 on
+        some kind of project."""
+        return any(decided and 10 * true < 9 * decided for _, true, decided in self.measured)
+
+    def measured_text(self) -> str | None:
+        """"AMD-building projects 14/15, NVIDIA-only projects 9/15", or None when unmeasured."""
+        if not self.measured:
+            return None
+        names = {"amd": "projects that build for AMD", "nvidia": "NVIDIA-only projects"}
+        return ", ".join(f"{names[kind]} {true}/{decided}" for kind, true, decided in self.measured)
 
     @property
     def fixable(self) -> bool:
@@ -326,6 +349,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
     fix = data["fix"]
     rewrite = fix.get("rewrite")
     target = _target_spec(data.get("target"), source)
+    measured = tuple(_measured(data.get("measured"), source))
     examples = data["examples"]
     return Check(
         id=data["id"],
@@ -349,6 +373,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         amd_only_gated=data.get("amd-only-gated", False),
         project_macro_gate=tuple(data.get("project-macro-gate", ())),
         python_file_names=tuple(data.get("python-file-names", ())),
+        measured=measured,
         target=target,
         fix=FixIt(
             title=fix["title"],
@@ -376,6 +401,17 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         valid_examples=tuple(ValidExample(e["code"], e.get("file"), e.get("note")) for e in examples["valid"]),
         source=source,
     )
+
+
+def _measured(data: dict | None, source: str):
+    """(kind, true, decided) for each kind of project measured."""
+    for kind in ("amd", "nvidia"):
+        counts = (data or {}).get(kind)
+        if counts is None:
+            continue
+        if len(counts) != 2 or not 0 <= counts[0] <= counts[1]:
+            raise CheckFileError(f"{source}: measured.{kind} must be [true, decided] with 0 <= true <= decided, got {counts!r}")
+        yield kind, counts[0], counts[1]
 
 
 def _version(text: str | None, where: str) -> tuple[int, ...] | None:
