@@ -145,3 +145,21 @@ def test_capability_comparisons_are_evaluated_for_the_targets():
     assert "gfx942" in check_source(mi300, [check])[0][0].message
     rdna3 = SourceFile("a.py", code.replace("(9, 0)", "(12, 0)"), "python", target=GpuTarget(None, ("gfx1100",)))
     assert check_source(rdna3, [check])[0] == []
+
+
+def test_capability_thresholds_every_amd_gpu_passes_as_ampere_are_harmless():
+    check = check_by_id("ROCM103")
+
+    def hits(comparison: str, target=None):
+        code = f"import torch\nif torch.cuda.get_device_capability() {comparison}:\n    go()\n"
+        return check_source(SourceFile("a.py", code, "python", target=target), [check], keep_gated=True)[0]
+
+    for harmless in (">= (8, 0)", "< (8, 0)", "== (7, 5)", "!= (8, 0)"):
+        [finding] = hits(harmless)
+        assert finding.gate.startswith("target: harmless on current AMD GPUs"), harmless
+    [hopper] = hits("< (9, 0)")  # a test that skips below Hopper runs its Hopper code on MI300
+    assert hopper.gate is None and "gfx942 (9, 4)" in hopper.message and "gfx1100" in hopper.message
+    [blackwell] = hits(">= (10, 0)")
+    assert blackwell.gate is None and "gfx90a" not in blackwell.message and "gfx1100 (11, 0)" in blackwell.message
+    [mi300_only] = hits(">= (10, 0)", GpuTarget(None, ("gfx942",)))
+    assert mi300_only.gate.startswith("target: harmless on the configured GPUs (gfx942 (9, 4))")

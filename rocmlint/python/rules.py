@@ -106,15 +106,27 @@ def _as(kind: str, capability: tuple[int, int]):
     return {"tuple": (major, minor), "major": major, "minor": minor, "int": major * 10 + minor}[kind]
 
 
+# A comparison matters on AMD only where it sends an AMD GPU the way it sends the NVIDIA GPUs
+# whose features AMD GPUs lack (Ada's and Hopper's fp8, Hopper's wgmma/TMA, Blackwell), and
+# another way than an Ampere GPU: `>= (8, 0)` (bf16, matrix cores) takes the branch AMD GPUs
+# have the features of, `== (7, 5)` is false on AMD and on Ampere alike.
+_AMPERE = (8, 6)
+_NEWER_NVIDIA = ((8, 9), (9, 0), (10, 0), (10, 3), (12, 0))
+# Without configured GPUs: the current Instinct GPUs and the RDNA generations ROCm runs on.
+_DEFAULT_AMD = ("gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1201")
+
+
 def capability_comparisons(source, matcher) -> Iterator[Match]:
     """`torch.cuda.get_device_capability() >= (9, 0)`, `major >= 9` after `major, minor =
     ...`, `cap[0] == 9`, `major * 10 + minor >= 90`, `get_device_properties(d).major >= 9`.
-    With configured GPUs, comparisons false on all of them are gated, and $ARCHS names
-    those on which the comparison holds."""
+    Reported where an AMD GPU (the configured ones, else current ones) takes the branch of the
+    NVIDIA architectures it lacks the features of (see _NEWER_NVIDIA), and $ARCHS names those
+    GPUs; elsewhere the comparison is gated with the reason."""
     from rocmlint.catalog.arch_facts import arch_facts
 
     index = source.python_index
-    archs = [arch_facts(a) for a in source.target.archs]
+    configured = bool(source.target.archs)
+    archs = [arch_facts(a) for a in (source.target.archs or _DEFAULT_AMD)]
     for compare in index.compares:
         if len(compare.ops) != 1 or type(compare.ops[0]) not in _OPERATORS:
             continue
@@ -126,21 +138,24 @@ def capability_comparisons(source, matcher) -> Iterator[Match]:
         if kind is None or kind == "properties" or literal is UNKNOWN:
             continue
         compare_op = _OPERATORS[type(compare.ops[0])]
-        gate = index.gate(compare)
-        taken = []
-        for facts in archs:
-            mine = _as(kind, facts.capability)
+
+        def holds(capability: tuple[int, int]):
+            mine = _as(kind, capability)
             try:
-                holds = compare_op(literal, mine) if flipped else compare_op(mine, literal)
+                return compare_op(literal, mine) if flipped else compare_op(mine, literal)
             except TypeError:
-                holds = True
-            if holds:
-                taken.append(f"{facts.name} {facts.capability}")
-        if archs and not taken and gate is None:
+                return None  # a literal of another shape: say nothing about it
+
+        ampere, newer = holds(_AMPERE), {holds(c) for c in _NEWER_NVIDIA}
+        taken = [f"{facts.name} {facts.capability}" for facts in archs
+                 if (mine := holds(facts.capability)) is None or (mine != ampere and mine in newer)]
+        gate = index.gate(compare)
+        if not taken and gate is None:
             said = ", ".join(f"{f.name} {f.capability}" for f in archs)
-            gate = f"target: false on the configured GPUs ({said})"
+            where = "the configured GPUs" if configured else "current AMD GPUs"
+            gate = f"target: harmless on {where} ({said}): they take the branch an Ampere GPU {_AMPERE} takes"
         start, end = _span(source, compare)
-        archs_text = ", ".join(taken) if taken else "MI200 (9, 0), MI300 (9, 4), MI350 (9, 5), RDNA3 (11, x), RDNA4 (12, x)"
+        archs_text = ", ".join(taken) if taken else ", ".join(f"{f.name} {f.capability}" for f in archs)
         yield Match(start, end, gate=gate, captures={"ARCHS": Capture(archs_text, start, end)}, node=compare)
 
 
