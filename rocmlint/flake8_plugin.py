@@ -122,6 +122,12 @@ class Flake8Checker:
         if not checks or (excludes is not None and excludes.excluded(path, False)):
             return
         ignored = config.ignored_here(path)
+        # As the scanner's project pass does: a package of the project built apart for NVIDIA
+        # only is not reported (rocmlint.build.project_root).
+        from rocmlint.build.project_root import nvidia_only_subproject
+
+        if nvidia_only_subproject(self.filename) is not None:
+            checks = [c for c in checks if not c.gated]
         text = "".join(self.lines).replace("\r\n", "\n")
         for finding in check_python_tree(self.tree, self.filename, text, checks, config.target):
             if ignored and ignored_in_file(finding.check_id, ignored):

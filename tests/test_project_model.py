@@ -554,3 +554,61 @@ def test_kernels_compiled_just_in_time_from_modules_imported_only_for_nvidia_are
         "CUDA-only: compiled just in time by pkg/jit/awq.py:2, which the project imports only on the NVIDIA side "
         "(pkg/layers/quant.py:3)"
     )
+
+
+NVIDIA_PACKAGE = {
+    "setup.py": """\
+        from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION
+        setup(name="kernels", ext_modules=[CUDAExtension("k", ["csrc/k.cu"])])
+        """,
+    "csrc/k.cu": MASK,
+    "cute/pyproject.toml": '[project]\nname = "kernels-cute"\n',
+    "cute/setup.py": 'from setuptools import setup\nsetup(name="kernels-cute", packages=["cute"])\n',
+    "cute/CMakeLists.txt": "project(cute LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_FLAGS \"-arch=sm_90a\")\n",
+    "cute/csrc/gemm.cu": PTX,
+    "cute/cute/monitor.py": "import pynvml\n",
+}
+
+
+def test_a_package_built_apart_for_nvidia_only_in_a_project_that_builds_for_amd_is_gated(cwd):
+    root = _project(cwd / "proj", NVIDIA_PACKAGE)
+    document = _scan(root)
+    assert _reported(document, root) == {("csrc/k.cu", "ROCM003")}
+    gated = _gated(document, root)
+    for hit in (("cute/csrc/gemm.cu", "ROCM004"), ("cute/cute/monitor.py", "ROCM001"), ("cute/CMakeLists.txt", "ROCM301")):
+        assert gated[hit].startswith("NVIDIA-only package: cute/ is built on its own (cute/setup.py)"), hit
+
+
+def test_in_a_project_with_no_amd_side_its_packages_are_all_reported(cwd):
+    files = dict(NVIDIA_PACKAGE, **{"setup.py": 'from torch.utils.cpp_extension import CUDAExtension\nsetup(name="kernels")\n'})
+    root = _project(cwd / "proj", files)
+    assert {("cute/csrc/gemm.cu", "ROCM004"), ("cute/cute/monitor.py", "ROCM001"), ("cute/CMakeLists.txt", "ROCM301")} <= _reported(
+        _scan(root), root
+    )
+
+
+def test_a_git_submodule_checkout_belongs_to_the_project_that_holds_it(cwd):
+    """Source archives keep a submodule's `.git` file; its code is the holder's vendored code."""
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": "project(p LANGUAGES CXX HIP)\n",
+            "third_party/lib/CMakeLists.txt": "project(lib LANGUAGES CXX CUDA)\n",
+            "third_party/lib/.git": "gitdir: ../../.git/modules/third_party/lib\n",
+            "third_party/lib/k.cu": MASK,
+        },
+    )
+    gated = _gated(_scan(root), root)
+    assert gated[("third_party/lib/k.cu", "ROCM003")].startswith("vendored")
+
+
+def test_flake8_leaves_a_package_built_apart_for_nvidia_only_alone_as_the_scanner_does(cwd):
+    import subprocess
+    import sys
+
+    root = _project(cwd / "proj", dict(NVIDIA_PACKAGE, **{"tool.py": "import pynvml\n"}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "ROCM", "--format", "%(path)s|%(code)s", "cute/cute/monitor.py", "tool.py"],
+        cwd=root, capture_output=True, text=True,
+    )
+    assert proc.stdout.split() == ["./tool.py|ROCM001"] or proc.stdout.split() == ["tool.py|ROCM001"], proc.stdout + proc.stderr

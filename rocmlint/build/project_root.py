@@ -1,13 +1,17 @@
-"""Where a project starts: the folder its build files sit in, and the folders in it that hold
-other projects' code. Shared by the build readers and the project model."""
+"""Where a project starts: the folder its build files sit in, the folders in it that hold other
+projects' code, and the packages in it built apart for NVIDIA only. Shared by the build
+readers, the project model and the project pass."""
 
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 
 BUILD_FILE_NAMES = ("CMakeLists.txt", "setup.py", "Makefile", "makefile", "GNUmakefile")
 _ROOT_MARKERS = BUILD_FILE_NAMES + ("pyproject.toml",)
+# Text in a build file that shows it has a ROCm side.
+ROCM_TEXT = re.compile(r"rocm|(?<![A-Za-z])hip(?![a-z])|HIP|amdgpu|AMDGPU|__HIP_PLATFORM_AMD__|IS_HIP_EXTENSION", re.I)
 # Where projects keep other projects' code (besides git submodules, read from .gitmodules).
 VENDOR_DIRECTORIES = frozenset(
     {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "vendored", "external",
@@ -19,7 +23,8 @@ VENDOR_DIRECTORIES = frozenset(
 def find_project_root(directory: str) -> str | None:
     """The project a directory belongs to: the highest ancestor (the directory itself
     included) that holds a build file, not above the git work tree it is in, and never the
-    home directory or above it. None when there is none."""
+    home directory or above it. None when there is none. A git submodule's checkout is part of
+    the project that holds it (its vendored code), not a work tree of its own."""
     directory = os.path.abspath(directory)
     home = os.path.expanduser("~")
     best = None
@@ -33,10 +38,87 @@ def find_project_root(directory: str) -> str | None:
             names = set()
         if any(name in names for name in _ROOT_MARKERS):
             best = current
-        if ".git" in names:
+        if ".git" in names and not _is_submodule_checkout(os.path.join(current, ".git")):
             break
         parent = os.path.dirname(current)
         if parent == current:
             break
         current = parent
     return best
+
+
+def _is_submodule_checkout(dot_git: str) -> bool:
+    """A `.git` file (not a folder) that points into a superproject's `.git/modules/`: what
+    git leaves in a submodule's checkout, and what source archives of projects with
+    submodules keep (llama.cpp in llama-cpp-python, Composable Kernel in aiter). A `.git`
+    file of a linked work tree points into `.git/worktrees/` and ends the walk as a folder
+    does."""
+    if not os.path.isfile(dot_git) or os.path.islink(dot_git):
+        return False
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as handle:
+            first = handle.read(4096).strip()
+    except OSError:
+        return False
+    target = first.partition("gitdir:")[2].strip().replace("\\", "/")
+    return first.startswith("gitdir:") and "/modules/" in f"/{target}/"
+
+
+# --- NVIDIA-only packages --------------------------------------------------------------------
+
+# What makes a folder a package built and installed on its own.
+_PACKAGE_FILES = ("setup.py", "pyproject.toml")
+# The build files whose text says whether a folder's build has a ROCm side.
+_BUILD_FILES = ("setup.py", "pyproject.toml", "CMakeLists.txt", "Makefile")
+
+
+def nvidia_only_subproject(path: str) -> str | None:
+    """Why the file at `path` is in an NVIDIA-only package of a project that builds for AMD,
+    or None.
+
+    A dual-vendor project often carries a package of its own that it builds and installs apart
+    from the main one and only for NVIDIA: FlashAttention's CUDA-only `csrc/layer_norm` extension,
+    Liger's CUTLASS-based `liger_cute_kernels`. Such a folder has its own `setup.py` or
+    `pyproject.toml`, and none of its build files names ROCm or HIP, while the project's own build
+    files do. Code there never reaches an AMD user of the project; in a project with no AMD side at
+    all (one being ported) nothing is gated this way.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    root = find_project_root(directory)
+    if root is None:
+        return None
+    return _subproject_reason(directory, root)
+
+
+@lru_cache(maxsize=4096)
+def _subproject_reason(directory: str, root: str) -> str | None:
+    if directory == root or not directory.startswith(root + os.sep):
+        return None
+    above = _subproject_reason(os.path.dirname(directory), root)
+    if above is not None:
+        return above
+    package = next((name for name in _PACKAGE_FILES if os.path.isfile(os.path.join(directory, name))), None)
+    if package is None or _has_rocm_side(directory) or not _has_rocm_side(root):
+        return None
+    relative = os.path.relpath(directory, root).replace(os.sep, "/")
+    return (
+        f"NVIDIA-only package: {relative}/ is built on its own ({relative}/{package}) and none of its build files "
+        "names ROCm or HIP, in a project whose build does"
+    )
+
+
+@lru_cache(maxsize=1024)
+def _has_rocm_side(directory: str) -> bool:
+    texts = (_head(os.path.join(directory, name)) for name in _BUILD_FILES if os.path.isfile(os.path.join(directory, name)))
+    return any(text and ROCM_TEXT.search(text) for text in texts)
+
+
+def _head(path: str, limit: int = 1024 * 1024) -> str | None:
+    """The first `limit` bytes of a regular file as text (None for anything else)."""
+    try:
+        if not os.path.isfile(path) or os.path.islink(path):
+            return None
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return None

@@ -26,7 +26,7 @@ import os
 import re
 
 from rocmlint.build import CUDA, ROCM, SOURCE_SUFFIXES, BuildFacts
-from rocmlint.build.project_root import BUILD_FILE_NAMES, VENDOR_DIRECTORIES
+from rocmlint.build.project_root import BUILD_FILE_NAMES, ROCM_TEXT, VENDOR_DIRECTORIES
 from rocmlint.project.model import (
     UNKNOWN_FILE,
     FileVerdict,
@@ -40,8 +40,6 @@ _SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__", "node_modules", "build", "dist",
      "_build", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 )
-# Text in a build file that shows it has a ROCm side.
-_ROCM_TEXT = re.compile(r"rocm|(?<![A-Za-z])hip(?![a-z])|HIP|amdgpu|AMDGPU|__HIP_PLATFORM_AMD__|IS_HIP_EXTENSION", re.I)
 _MAX_FILES = 200_000
 # What only a build for NVIDIA GPUs names: nvcc and its options, NVIDIA targets, CMake's CUDA
 # language and toolkit. A build with a ROCm side that names none of these builds for AMD only.
@@ -119,9 +117,9 @@ def _read_build(root: str, build_files: list[str], problems: list[str], vendored
         if path in facts.files_read or path in top or vendored(path):
             continue  # vendored code counts only where this project's own build reaches it
         text = text_of(path)
-        if text and _ROCM_TEXT.search(text):
+        if text and ROCM_TEXT.search(text):
             read(path)
-    has_rocm_side = any(_ROCM_TEXT.search(text_of(p) or "") for p in facts.files_read)
+    has_rocm_side = any(ROCM_TEXT.search(text_of(p) or "") for p in facts.files_read)
     facts.problems.extend(problems)
     facts.nvidia_toolchain = next(
         (p for p in facts.files_read if _NVIDIA_TOOLCHAIN.search(_without_hash_comments(text_of(p) or ""))), None

@@ -1,5 +1,7 @@
-"""The project pass: every C/C++ hit of a scan looked at again with what its project's build
-says (rocmlint.project), after the per-file pass has checked each file on its own."""
+"""The project pass: the hits of a scan looked at again with what their project says
+(rocmlint.project), after the per-file pass has checked each file on its own: C/C++ hits with
+what the project's build compiles for ROCm, and every hit with whether its file belongs to an
+NVIDIA-only package of a project that builds for AMD (rocmlint.build.project_root)."""
 
 from __future__ import annotations
 
@@ -19,17 +21,22 @@ def apply_project_model(
     hits in files the ROCm build never compiles, under macros the project defines only for
     NVIDIA, or in calls a HIP shim rewrites are gated; hits the file alone took for dead code
     come back when the project defines the macro for HIP. Built only for projects with hits."""
+    from dataclasses import replace as replaced
+
+    from rocmlint.build.project_root import find_project_root, nvidia_only_subproject
+
     by_id = {c.id: c for c in checks}
     by_path: dict[str, list[int]] = {}
     for index, finding in enumerate(findings):
         check = by_id.get(finding.check_id)
-        if check is not None and check.gated and "cpp" in check.languages and language_of(finding.path) == "cpp":
-            by_path.setdefault(finding.path, []).append(index)
+        if check is None or not check.gated:
+            continue
+        if "cpp" in check.languages and language_of(finding.path) == "cpp":
+            by_path.setdefault(finding.path, []).append(index)  # the build may compile it for ROCm: asked below
+        elif finding.gate is None and (subproject := nvidia_only_subproject(finding.path)) is not None:
+            findings[index] = replaced(finding, gate=subproject)
     if not by_path:
-        return findings  # no C/C++ hit to look at again: no build file is read
-    from dataclasses import replace as replaced
-
-    from rocmlint.build.project_root import find_project_root
+        return findings  # no C/C++ hit to look at again: no build is read
     from rocmlint.project import build_model
 
     overrides = _overrides(config)
@@ -49,6 +56,8 @@ def apply_project_model(
             model = models[root] = build_model(root, overrides, known)
             problems.extend(Problem(p.split(":", 1)[0], "build file " + p.split(": ", 1)[-1]) for p in model.problems)
         file_gate = model.file_gate(absolute) or model.nvidia_library_gate(absolute)
+        if file_gate is None and model.verdict(absolute).compiled_for not in ("rocm", "both"):
+            file_gate = nvidia_only_subproject(absolute)
         table = model.macros_for(absolute)
         # Read the file's conditions again with the project's macros, where they test one.
         if file_gate is None and (model.tested.get(absolute, frozenset()) & (table.facts.keys() | table.platform)):
