@@ -174,6 +174,22 @@ def test_pyproject_dependencies_are_reported_on_their_own_lines(tmp_path):
     assert [(h[0], h[1], h[3] is None) for h in hits] == [("ROCM307", 5, True), ("ROCM307", 8, True), ("ROCM306", 9, False)]
 
 
+def test_extras_named_for_an_nvidia_only_feature_are_opt_in(tmp_path):
+    hits = _hits(tmp_path / "pyproject.toml", """\
+        [project]
+        name = "p"
+
+        [project.optional-dependencies]
+        sm107 = ["nvidia-cuda-runtime-cu12"]
+        ptx = ["nvidia-cuda-nvcc>=13.2"]
+        gpu = ["nvidia-ml-py"]
+        """)
+    gates = {line: gate for _, line, _, gate in hits}
+    assert gates[5] == "only with the optional extra `sm107`, which is for an NVIDIA-only feature"
+    assert gates[6] == "only with the optional extra `ptx`, which is for an NVIDIA-only feature"
+    assert gates[7] is None  # `gpu` may be what an AMD user installs
+
+
 def test_bad_build_files_are_read_as_far_as_they_go(tmp_path):
     assert _hits(tmp_path / "pyproject.toml", "[project\nname=") == []
     assert _hits(tmp_path / "compose.yaml", "services: [\n") == []

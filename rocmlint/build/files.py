@@ -252,10 +252,20 @@ def parse_dependency(text: str, start: int, end: int, gate: str | None) -> Depen
     )
 
 
+# Extras named for an NVIDIA architecture or an NVIDIA-only library (`sm100`, `ptx`,
+# `cutlass`, `tensorrt`): opt-in NVIDIA features, which is where the checks' fix-its put such
+# dependencies (flashinfer's `sm107` and `ptx`).
+_NVIDIA_FEATURE_EXTRA = re.compile(
+    r"(?:^|[^a-z0-9])(sm_?\d{2,3}[a-z]?|ptx|cutlass|cute|cutedsl|nvshmem|tensorrt|trt|cudnn|nccl|hopper|blackwell)(?:[^a-z0-9]|$)"
+)
+
+
 def extra_gate(extra: str) -> str | None:
     stack = stack_of_name(extra)
     if stack:
         return f"only with the optional extra `{extra}`, which is for {_STACK_NAMES[stack]}"
+    if _NVIDIA_FEATURE_EXTRA.search(extra.lower()):
+        return f"only with the optional extra `{extra}`, which is for an NVIDIA-only feature"
     return None
 
 
