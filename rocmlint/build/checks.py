@@ -162,9 +162,28 @@ def _within(source, token, hit: re.Match) -> tuple[int, int]:
     return token.start, token.end
 
 
+def _defining_cuda_targets(view) -> list[tuple[int, int]]:
+    """Offsets of the arguments of CMake commands that define a `CUDA::` target rather than
+    use one: `add_library(CUDA::cublas IMPORTED)`, `set_property(TARGET CUDA::cudart ...)`,
+    `target_link_libraries(CUDA::cublas INTERFACE CUDA::cudart)` in a find module
+    (FindCUDAToolkit.cmake) or a package's config file. Such a file links nothing into a build."""
+    spans: list[tuple[int, int]] = []
+    for command, _ in view.cmake:
+        arguments = [a for a in command.arguments if a.start >= 0]
+        if not arguments:
+            continue
+        named = arguments[1] if arguments[0].text.upper() == "TARGET" and len(arguments) > 1 else arguments[0]
+        if named.text.startswith("CUDA::"):
+            spans.append((arguments[0].start, arguments[-1].end))
+    return spans
+
+
 def nvidia_libraries(source, matcher) -> Iterator[Match]:
     view = source.build_view
+    definitions = _defining_cuda_targets(view) if view.cmake else []
     for token in view.tokens:
+        if any(start <= token.start < end for start, end in definitions):
+            continue
         for hit in _CUDA_TARGET.finditer(token.text):
             library = hit.group(1).lower().replace("_static", "")
             what, instead = _NV_LIBRARIES.get(library, ("a CUDA toolkit library", "its HIP/ROCm counterpart"))
@@ -179,6 +198,8 @@ def nvidia_libraries(source, matcher) -> Iterator[Match]:
             continue
         for argument in command.arguments:
             name = argument.text.lower()
+            if any(start <= argument.start < end for start, end in definitions):
+                break
             if argument.kind == "unquoted" and name in _NV_LIBRARIES and name != "cuda":
                 what, instead = _NV_LIBRARIES[name]
                 yield _match(argument.start, argument.end, gate, LIB=argument.text, WHAT=what, INSTEAD=instead)
