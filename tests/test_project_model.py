@@ -612,3 +612,15 @@ def test_flake8_leaves_a_package_built_apart_for_nvidia_only_alone_as_the_scanne
         cwd=root, capture_output=True, text=True,
     )
     assert proc.stdout.split() == ["./tool.py|ROCM001"] or proc.stdout.split() == ["tool.py|ROCM001"], proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "says_rocm"),
+    [("hipcc", True), ("USE_HIP", True), ("CMAKE_HIP_ARCHITECTURES", True), ("LANGUAGES CXX HIP)", True),
+     ("IS_HIP_EXTENSION", True), ("torch.version.hip", True), ("rocm6.2", True), ("GGML_HIP", True),
+     ("ship them", False), ("sudachipy", False), ("USE_SHIPPED_BOOST", False)],
+)
+def test_a_build_file_has_a_rocm_side_when_it_names_rocm_or_hip_not_a_word_with_hip_inside(text, says_rocm):
+    from rocmlint.build.project_root import ROCM_TEXT
+
+    assert bool(ROCM_TEXT.search(text)) is says_rocm

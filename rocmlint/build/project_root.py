@@ -10,8 +10,13 @@ from functools import lru_cache
 
 BUILD_FILE_NAMES = ("CMakeLists.txt", "setup.py", "Makefile", "makefile", "GNUmakefile")
 _ROOT_MARKERS = BUILD_FILE_NAMES + ("pyproject.toml",)
-# Text in a build file that shows it has a ROCm side.
-ROCM_TEXT = re.compile(r"rocm|(?<![A-Za-z])hip(?![a-z])|HIP|amdgpu|AMDGPU|__HIP_PLATFORM_AMD__|IS_HIP_EXTENSION", re.I)
+# Text in a build file that shows it has a ROCm side: ROCm, HIP as a word or a HIP tool or
+# library (`hipcc`, `hipblaslt`), HIP in a capitalised identifier (`USE_HIP`, `CMAKE_HIP_FLAGS`,
+# `IS_HIP_EXTENSION`), amdgpu. Not "hip" inside another word (`shipped`, `sudachipy`).
+ROCM_TEXT = re.compile(
+    r"(?i:rocm|amdgpu|hipify|hipcc|hipblas|hipfft|hiprand|hipsparse|hipsolver|hipcub|hiprtc)"
+    r"|(?<![A-Za-z])(?i:hip)(?![A-Za-z])|(?<![A-Za-z])HIP(?=[A-Z_])|_HIP(?![a-z])"
+)
 # Where projects keep other projects' code (besides git submodules, read from .gitmodules).
 VENDOR_DIRECTORIES = frozenset(
     {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "vendored", "external",
