@@ -481,8 +481,8 @@ def _without_baselined(args, result):
 
 
 def _rules(args) -> int:
+    from rocmlint.catalog.docs import preview_note, render_check_table
     from rocmlint.catalog.loader import load_catalog
-    from rocmlint.catalog.docs import render_check_table
 
     catalog = list(load_catalog())
     if args.format == "markdown":
@@ -496,7 +496,7 @@ def _rules(args) -> int:
                 "languages": list(c.languages),
                 "severity": c.severity,
                 "enabled_by_default": c.enabled_by_default,
-                "preview": c.preview,
+                "preview": sorted(c.preview_kinds),
                 "measured": {kind: {"true": true, "decided": decided} for kind, true, decided in c.measured} or None,
                 "fix": c.fix.rewrite.safety if c.fix and c.fix.rewrite else None,
                 "runtime": c.fix.runtime if c.fix else None,
@@ -507,7 +507,8 @@ def _rules(args) -> int:
     else:
         for c in catalog:
             fix = f"fix:{c.fix.rewrite.safety}" if c.fix and c.fix.rewrite else "snippet"
-            off = "  (preview)" if c.preview else ("  (off by default)" if not c.enabled_by_default else "")
+            note = " (off by default)" if not c.enabled_by_default else preview_note(c)
+            off = f" {note}" if note else ""
             print(f"{c.id}  {c.severity:<7}  {','.join(c.languages):<10}  {fix:<11}  {c.title}{off}")
     return EXIT_CLEAN
 

@@ -50,8 +50,9 @@ def select_checks(
 
     A selector matches an id or an id prefix ("ROCM0" picks ROCM001-ROCM099); "ALL" picks all.
     Explicitly selected checks run even when off by default. Unknown selectors are errors.
-    Checks in preview (measured right less than 9 times in 10) run only with `preview`,
-    whatever selects them, as in ruff.
+    Checks in preview on every kind of project (measured right less than 9 times in 10 on
+    each) run only with `preview`, whatever selects them, as in ruff; see preview_gate for
+    checks in preview on one kind.
     """
     catalog = list(catalog if catalog is not None else load_catalog())
 
@@ -137,6 +138,22 @@ def _message(check: Check, match: Match, source: SourceFile, extra: dict[str, st
         return capture.text if capture is not None else hit.group(0)
 
     return TEMPLATE_VAR.sub(substitute, check.message)
+
+
+def preview_gate(check: Check, path: str) -> str | None:
+    """Why a hit of `check` in the file at `path` is not reported without preview: the check is
+    in preview on the kind of project the file belongs to (measured right less than 9 times in
+    10 there, docs/precision.md). None when it is not."""
+    if not check.preview_kinds:
+        return None
+    from rocmlint.build.project_root import project_kind
+    from rocmlint.catalog.loader import PROJECT_KIND_NAMES
+
+    kind = project_kind(path)
+    if kind not in check.preview_kinds:
+        return None
+    counts = next(f"{true}/{decided}" for k, true, decided in check.measured if k == kind)
+    return f"preview on {PROJECT_KIND_NAMES[kind]}: measured right {counts} there (--preview runs it)"
 
 
 def target_gate(check: Check, target) -> tuple[str | None, str | None]:
@@ -349,6 +366,22 @@ def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bo
     return findings, problems, directives or {}, unmarked
 
 
+def apply_preview(findings: list[Finding], checks: Sequence[Check]) -> list[Finding]:
+    """Hits of checks in preview on the kind of project their file belongs to, gated with
+    that reason (see preview_gate)."""
+    from dataclasses import replace as replaced
+
+    by_id = {c.id: c for c in checks if c.preview_kinds}
+    if not by_id:
+        return findings
+    kept = []
+    for finding in findings:
+        check = by_id.get(finding.check_id)
+        why = preview_gate(check, finding.path) if check is not None and finding.gate is None else None
+        kept.append(replaced(finding, gate=why) if why else finding)
+    return kept
+
+
 @dataclass
 class ScanRequest:
     paths: list[Path]
@@ -422,6 +455,8 @@ def scan(request: ScanRequest) -> ScanResult:
         from rocmlint.project.gating import apply_project_model
 
         result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems, directives)
+    if not request.config.preview:
+        result.findings = apply_preview(result.findings, request.checks)
     hits = result.findings
     result.findings = sorted((f for f in hits if f.gate is None), key=Finding.sort_key)
     result.gated = sorted((f for f in hits if f.gate is not None), key=Finding.sort_key)

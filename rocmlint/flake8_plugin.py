@@ -111,7 +111,7 @@ class Flake8Checker:
 
     def _findings(self) -> Iterator[tuple[int, int, str, type]]:
         from rocmlint.config import Config, check_selectors, config_for_file
-        from rocmlint.engine import check_python_tree
+        from rocmlint.engine import check_python_tree, preview_gate
         from rocmlint.settings import ignored_in_file
 
         path = Path(self.filename)
@@ -129,7 +129,10 @@ class Flake8Checker:
         if nvidia_only_subproject(self.filename) is not None:
             checks = [c for c in checks if not c.gated]
         text = "".join(self.lines).replace("\r\n", "\n")
+        previewed = {c.id: c for c in checks if c.preview_kinds} if not config.preview else {}
         for finding in check_python_tree(self.tree, self.filename, text, checks, config.target):
             if ignored and ignored_in_file(finding.check_id, ignored):
+                continue
+            if finding.check_id in previewed and preview_gate(previewed[finding.check_id], self.filename):
                 continue
             yield finding.line, finding.col, f"{finding.check_id} {finding.message}", type(self)

@@ -14,7 +14,7 @@ from rocmlint.findings import Problem, ScanResult
 
 
 def scan_text(data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False) -> ScanResult:
-    from rocmlint.engine import check_source
+    from rocmlint.engine import apply_preview, check_source
     from rocmlint.project.gating import apply_project_model
     from rocmlint.findings import Finding
     from rocmlint.files.languages import language_of
@@ -59,8 +59,16 @@ def scan_text(data: bytes, filename: str | None, settings, *, use_project: bool 
     result.problems.extend(problems)
     if use_project and filename:
         hits = apply_project_model(hits, checks, config, result.problems)
+    if not config.preview:
+        hits = apply_preview(hits, checks) if filename else [h for h in hits if not _preview_everywhere(h, checks)]
     ignored = config.ignored_here(filename) if filename else ()
     hits = [h for h in hits if not ignored_in_file(h.check_id, ignored)]
     result.findings = sorted((h for h in hits if h.gate is None), key=Finding.sort_key)
     result.gated = sorted((h for h in hits if h.gate is not None), key=Finding.sort_key)
     return result
+
+
+def _preview_everywhere(hit, checks) -> bool:
+    """Text with no file name belongs to no project: a check in preview on any kind of project
+    is left out."""
+    return any(c.id == hit.check_id and c.preview_kinds for c in checks)

@@ -1,5 +1,6 @@
-"""Checks in preview: measured right less than 9 times in 10 on some kind of real project
-(docs/precision.md), they run only with --preview or `preview = true`, as in ruff."""
+"""Checks in preview: measured right less than 9 times in 10 on a kind of real project
+(docs/precision.md) — projects that build for AMD already, or NVIDIA-only ones being ported —
+they run on projects of that kind only with --preview or `preview = true`, as in ruff."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 
+from rocmlint import engine
 from rocmlint.catalog import loader
 from rocmlint.catalog.docs import render_markdown
 from rocmlint.catalog.loader import CheckFileError, check_by_id, parse_check
 from rocmlint.cli import main
-from rocmlint import engine
 from rocmlint.engine import select_checks
 from rocmlint.settings import checks_for
 
@@ -24,26 +25,27 @@ def _measured(check_id: str, *counts) -> object:
 
 
 @pytest.mark.parametrize(
-    ("counts", "preview"),
+    ("counts", "kinds"),
     [
-        ((("amd", 15, 15), ("nvidia", 14, 15)), False),  # 0.93
-        ((("amd", 9, 10),), False),  # exactly 9 in 10 is enough
-        ((("amd", 15, 15), ("nvidia", 13, 15)), True),  # 0.87 on one kind is not
-        ((("amd", 0, 3), ("nvidia", 0, 0)), True),
-        ((("amd", 0, 0),), False),  # nothing decided: nothing says it is wrong
-        ((), False),
+        ((("amd", 15, 15), ("nvidia", 14, 15)), set()),  # 0.93
+        ((("amd", 9, 10),), set()),  # exactly 9 in 10 is enough
+        ((("amd", 15, 15), ("nvidia", 13, 15)), {"nvidia"}),  # 0.87 on one kind is not
+        ((("amd", 0, 3), ("nvidia", 1, 4)), {"amd", "nvidia"}),
+        ((("amd", 0, 0),), set()),  # nothing decided: nothing says it is wrong
+        ((), set()),
     ],
 )
-def test_a_check_is_in_preview_when_it_is_right_less_than_9_times_in_10_on_a_kind(counts, preview):
-    assert _measured("ROCM001", *counts).preview is preview
+def test_a_check_is_in_preview_on_a_kind_of_project_where_it_is_right_less_than_9_times_in_10(counts, kinds):
+    check = _measured("ROCM001", *counts)
+    assert check.preview_kinds == kinds
+    assert check.preview is (kinds == {"amd", "nvidia"})
 
 
-def test_checks_in_preview_run_only_with_preview_even_when_named():
-    catalog = [_measured("ROCM001", ("amd", 3, 15)), check_by_id("ROCM002")]
-    assert [c.id for c in select_checks(None, [], catalog)] == ["ROCM002"]
+def test_checks_in_preview_everywhere_run_only_with_preview_even_when_named():
+    catalog = [_measured("ROCM001", ("amd", 3, 15), ("nvidia", 1, 2)), _measured("ROCM002", ("amd", 3, 15)), check_by_id("ROCM006")]
+    assert [c.id for c in select_checks(None, [], catalog)] == ["ROCM002", "ROCM006"]
     assert [c.id for c in select_checks(["ROCM001"], [], catalog)] == []
     assert [c.id for c in select_checks(["ROCM001"], [], catalog, preview=True)] == ["ROCM001"]
-    assert [c.id for c in select_checks(None, [], catalog, preview=True)] == ["ROCM001", "ROCM002"]
 
 
 def test_measured_counts_are_validated():
@@ -55,15 +57,15 @@ def test_measured_counts_are_validated():
     assert parse_check(data, "ROCM001.yaml").measured == (("amd", 12, 15), ("nvidia", 15, 15))
 
 
-def test_docs_say_a_check_is_in_preview_and_what_was_measured():
+def test_docs_say_where_a_check_is_in_preview_and_what_was_measured():
     page = render_markdown(_measured("ROCM001", ("amd", 12, 15), ("nvidia", 15, 15)))
-    assert "**Preview**: measured right on projects that build for AMD 12/15, NVIDIA-only projects 15/15" in page
+    assert "**Preview on projects that build for AMD**: measured right on projects that build for AMD 12/15, NVIDIA-only projects 15/15" in page
     assert "Measured right on projects that build for AMD 15/15" in render_markdown(_measured("ROCM001", ("amd", 15, 15)))
 
 
 @pytest.fixture
-def rocm001_in_preview(monkeypatch):
-    catalog = tuple(_measured(c.id, ("amd", 1, 15)) if c.id == "ROCM001" else c for c in loader.load_catalog())
+def rocm001_in_preview_on_amd_projects(monkeypatch):
+    catalog = tuple(_measured(c.id, ("amd", 1, 15), ("nvidia", 15, 15)) if c.id == "ROCM001" else c for c in loader.load_catalog())
     monkeypatch.setattr(loader, "load_catalog", lambda: catalog)
     monkeypatch.setattr(engine, "load_catalog", lambda: catalog)
     monkeypatch.setattr(loader, "check_by_id", lambda check_id: next((c for c in catalog if c.id == check_id), None))
@@ -72,27 +74,50 @@ def rocm001_in_preview(monkeypatch):
     checks_for.cache_clear()
 
 
-def _codes(capsys, *args) -> tuple[list[str], str]:
-    assert main(["scan", *args, "--format", "json", "--no-cache"]) in (0, 1)
+def _scan(capsys, *args) -> tuple[list[tuple[str, str]], dict, str]:
+    assert main(["scan", *args, "--format", "json", "--no-cache", "--show-gated"]) in (0, 1)
     out, err = capsys.readouterr()
-    return sorted(f["code"] for f in json.loads(out)["findings"]), err
+    document = json.loads(out)
+    gated = {f["path"]: f["gate"] for f in document["gated"]}
+    return sorted((f["path"], f["code"]) for f in document["findings"]), gated, err
 
 
-def test_preview_on_the_command_line_and_in_the_configuration(tmp_path, monkeypatch, capsys, rocm001_in_preview):
+def test_a_check_in_preview_on_amd_projects_runs_on_projects_being_ported(tmp_path, monkeypatch, capsys, rocm001_in_preview_on_amd_projects):
+    (tmp_path / "ported").mkdir()
+    (tmp_path / "ported" / "setup.py").write_text("from setuptools import setup\nsetup(name='ported')\n")
+    (tmp_path / "ported" / "mon.py").write_text(PYNVML)
+    (tmp_path / "dual").mkdir()
+    (tmp_path / "dual" / "setup.py").write_text("import torch\nIS_ROCM = torch.version.hip is not None\n")
+    (tmp_path / "dual" / "mon.py").write_text(PYNVML)
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "a.py").write_text(PYNVML)
-    assert _codes(capsys, "a.py") == ([], "")
-    assert _codes(capsys, "a.py", "--preview")[0] == ["ROCM001"]
-    codes, err = _codes(capsys, "a.py", "--select", "ROCM001")
-    assert codes == []
-    assert "ROCM001 is in preview and does not run (measured right on projects that build for AMD 1/15)" in err
+    found, gated, err = _scan(capsys, "ported", "dual")
+    assert found == [("ported/mon.py", "ROCM001")] and err == ""
+    assert gated["dual/mon.py"] == "preview on projects that build for AMD: measured right 1/15 there (--preview runs it)"
+    assert _scan(capsys, "ported", "dual", "--preview")[0] == [("dual/mon.py", "ROCM001"), ("ported/mon.py", "ROCM001")]
     configured = tmp_path / "configured"  # a new folder: configurations found are kept per folder
     configured.mkdir()
     (configured / "pyproject.toml").write_text("[tool.rocmlint]\npreview = true\n")
-    (configured / "a.py").write_text(PYNVML)
+    (configured / "setup.py").write_text("IS_HIP = True\n")
+    (configured / "mon.py").write_text(PYNVML)
     monkeypatch.chdir(configured)
-    assert _codes(capsys, "a.py", "--select", "ROCM001") == (["ROCM001"], "")
-    assert _codes(capsys, "a.py", "--no-preview")[0] == []
+    assert _scan(capsys, ".")[0] == [("mon.py", "ROCM001")]
+    assert _scan(capsys, ".", "--no-preview")[0] == []
+
+
+def test_naming_a_check_in_preview_everywhere_says_it_needs_preview(tmp_path, monkeypatch, capsys):
+    catalog = tuple(_measured(c.id, ("amd", 1, 15), ("nvidia", 1, 15)) if c.id == "ROCM001" else c for c in loader.load_catalog())
+    monkeypatch.setattr(loader, "load_catalog", lambda: catalog)
+    monkeypatch.setattr(engine, "load_catalog", lambda: catalog)
+    monkeypatch.setattr(loader, "check_by_id", lambda check_id: next((c for c in catalog if c.id == check_id), None))
+    checks_for.cache_clear()
+    try:
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "a.py").write_text(PYNVML)
+        found, _, err = _scan(capsys, "a.py", "--select", "ROCM001")
+        assert found == []
+        assert "ROCM001 is in preview and does not run (measured right on projects that build for AMD 1/15, NVIDIA-only projects 1/15)" in err
+    finally:
+        checks_for.cache_clear()
 
 
 def test_preview_must_be_true_or_false(tmp_path, monkeypatch, capsys):

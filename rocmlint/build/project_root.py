@@ -1,6 +1,6 @@
 """Where a project starts: the folder its build files sit in, the folders in it that hold other
-projects' code, and the packages in it built apart for NVIDIA only. Shared by the build
-readers, the project model and the project pass."""
+projects' code, the packages in it built apart for NVIDIA only, and whether it builds or runs
+for AMD GPUs already. Shared by the build readers, the project model and the project pass."""
 
 from __future__ import annotations
 
@@ -115,7 +115,11 @@ def _subproject_reason(directory: str, root: str) -> str | None:
 @lru_cache(maxsize=1024)
 def _has_rocm_side(directory: str) -> bool:
     texts = (_head(os.path.join(directory, name)) for name in _BUILD_FILES if os.path.isfile(os.path.join(directory, name)))
-    return any(text and ROCM_TEXT.search(text) for text in texts)
+    # Comments say nothing about what a build does (`# TODO: ROCm`).
+    return any(text and ROCM_TEXT.search(_HASH_COMMENT.sub("", text)) for text in texts)
+
+
+_HASH_COMMENT = re.compile(r"(?m)#.*$")
 
 
 def _head(path: str, limit: int = 1024 * 1024) -> str | None:
@@ -127,3 +131,67 @@ def _head(path: str, limit: int = 1024 * 1024) -> str | None:
             return handle.read(limit).decode("utf-8", errors="replace")
     except OSError:
         return None
+
+
+# --- projects that build or run for AMD already --------------------------------------------
+
+# Python that asks whether it runs on ROCm: a project that has it runs on AMD GPUs already.
+_PYTHON_ROCM_TEST = re.compile(
+    r"torch\.version\.hip|\bis_rocm\s*\(|\bis_hip\s*\(|\bIS_ROCM\b|\bIS_HIP\b|\bIS_HIP_EXTENSION\b|\buse_rocm\b"
+)
+# Each test above holds one of these; a plain search for them is a hundred times faster.
+_PYTHON_ROCM_WORDS = ("version.hip", "is_rocm", "is_hip", "IS_ROCM", "IS_HIP", "use_rocm")
+_SKIPPED_FOLDERS = frozenset({".git", "node_modules", "__pycache__", "build", "dist", ".tox", ".nox", ".eggs", "venv", ".venv"})
+# Where to stop looking: a project that asks anywhere asks early in a walk of its Python.
+_MAX_PYTHON_FILES = 4_000
+_PYTHON_HEAD = 32 * 1024
+
+
+def project_kind(path: str) -> str:
+    """"amd" when the project of the file at `path` builds or runs for AMD GPUs already (its
+    build files name ROCm or HIP, or its Python asks whether it runs on ROCm), else "nvidia": a
+    project with no AMD side, being ported. The project is the nearest folder above the file
+    with a build file, or the top of the Python package the file is in."""
+    return _kind_of(os.path.dirname(os.path.abspath(path)))
+
+
+@lru_cache(maxsize=4096)
+def _kind_of(directory: str) -> str:
+    root = _nearest_root(directory)
+    return "amd" if _has_rocm_side(root) or _python_asks_for_rocm(root) else "nvidia"
+
+
+def _nearest_root(directory: str) -> str:
+    current = directory
+    while True:
+        if any(os.path.isfile(os.path.join(current, name)) for name in _ROOT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current or os.path.isdir(os.path.join(current, ".git")):
+            break
+        current = parent
+    top = directory
+    while os.path.isfile(os.path.join(os.path.dirname(top), "__init__.py")) and os.path.dirname(top) != top:
+        top = os.path.dirname(top)
+    return top if os.path.isfile(os.path.join(top, "__init__.py")) else directory
+
+
+@lru_cache(maxsize=256)
+def _python_asks_for_rocm(root: str) -> bool:
+    seen = 0
+    for directory, folders, files in os.walk(root):
+        folders[:] = [
+            f for f in folders
+            if f not in _SKIPPED_FOLDERS and f.lower() not in VENDOR_DIRECTORIES and not f.startswith(".")
+            and not os.path.isfile(os.path.join(directory, f, "pyvenv.cfg"))
+        ]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            seen += 1
+            if seen > _MAX_PYTHON_FILES:
+                return False
+            text = _head(os.path.join(directory, name), _PYTHON_HEAD)
+            if text and any(word in text for word in _PYTHON_ROCM_WORDS) and _PYTHON_ROCM_TEST.search(text):
+                return True
+    return False

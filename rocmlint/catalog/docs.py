@@ -7,7 +7,7 @@ a check's docs cannot drift from the check. Every page has the same headings.
 from __future__ import annotations
 
 from rocmlint import REPOSITORY_URL
-from rocmlint.catalog.loader import Check
+from rocmlint.catalog.loader import PROJECT_KIND_NAMES, Check
 
 _GATED_NOTE = (
     "\n\nCode already gated for one GPU stack, and files the project's ROCm build never compiles,\n"
@@ -51,10 +51,11 @@ def _measured(check: Check) -> str:
     said = check.measured_text()
     if said is None:
         return ""
-    if check.preview:
+    if check.preview_kinds:
+        where = " and on ".join(PROJECT_KIND_NAMES[k] for k in sorted(check.preview_kinds))
         return (
-            f"\n\n**Preview**: measured right on {said} (docs/precision.md), less than 9 times in 10 on one kind: "
-            "it runs only with `--preview` (or `preview = true` in the configuration)."
+            f"\n\n**Preview on {where}**: measured right on {said} (docs/precision.md), less than 9 times in 10 "
+            "there; there it runs only with `--preview` (or `preview = true` in the configuration)."
         )
     return f"\n\nMeasured right on {said} (docs/precision.md)."
 
@@ -108,6 +109,14 @@ def render_check_table(checks: list[Check]) -> str:
     rows = ["| ID | Title | Languages | Severity | Fix |", "| --- | --- | --- | --- | --- |"]
     for check in checks:
         fix = check.fix.rewrite.safety if check.fix and check.fix.rewrite else "snippet"
-        default = " (preview)" if check.preview else ("" if check.enabled_by_default else " (off by default)")
+        default = " (off by default)" if not check.enabled_by_default else preview_note(check)
         rows.append(f"| {check.id} | {check.title}{default} | {', '.join(check.languages)} | {check.severity} | {fix} |")
     return "\n".join(rows) + "\n"
+
+
+def preview_note(check: Check) -> str:
+    if check.preview:
+        return " (preview)"
+    if check.preview_kinds:
+        return " (preview on " + " and ".join(PROJECT_KIND_NAMES[k] for k in sorted(check.preview_kinds)) + ")"
+    return ""

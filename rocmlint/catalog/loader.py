@@ -82,6 +82,8 @@ MEASURED = {
     "nvidia": ("int-list", False),
     "sample": (str, True),
 }
+PROJECT_KINDS = frozenset({"amd", "nvidia"})
+PROJECT_KIND_NAMES = {"amd": "projects that build for AMD", "nvidia": "NVIDIA-only projects"}
 SCHEMA = {
     "id": (str, True),
     "name": (str, True),
@@ -302,17 +304,23 @@ class Check:
     python_file_names: tuple[str, ...] = ()
 
     @property
+    def preview_kinds(self) -> frozenset[str]:
+        """The kinds of project where the check is in preview (runs only when preview is on):
+        those it was measured right less than 9 times in 10 on. "amd": projects that build or
+        run for AMD GPUs already; "nvidia": projects with no AMD side, being ported
+        (rocmlint.build.project_root.project_kind)."""
+        return frozenset(kind for kind, true, decided in self.measured if decided and 10 * true < 9 * decided)
+
+    @property
     def preview(self) -> bool:
-        """In preview (off unless preview is on): measured right less than 9 times in 10 on
-        some kind of project."""
-        return any(decided and 10 * true < 9 * decided for _, true, decided in self.measured)
+        """In preview on every kind of project: without preview it runs nowhere."""
+        return self.preview_kinds == PROJECT_KINDS
 
     def measured_text(self) -> str | None:
-        """"AMD-building projects 14/15, NVIDIA-only projects 9/15", or None when unmeasured."""
+        """"projects that build for AMD 14/15, NVIDIA-only projects 9/15", or None when unmeasured."""
         if not self.measured:
             return None
-        names = {"amd": "projects that build for AMD", "nvidia": "NVIDIA-only projects"}
-        return ", ".join(f"{names[kind]} {true}/{decided}" for kind, true, decided in self.measured)
+        return ", ".join(f"{PROJECT_KIND_NAMES[kind]} {true}/{decided}" for kind, true, decided in self.measured)
 
     @property
     def fixable(self) -> bool:
