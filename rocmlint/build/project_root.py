@@ -73,8 +73,6 @@ def _is_submodule_checkout(dot_git: str) -> bool:
 
 # What makes a folder a package built and installed on its own.
 _PACKAGE_FILES = ("setup.py", "pyproject.toml")
-# The build files whose text says whether a folder's build has a ROCm side.
-_BUILD_FILES = ("setup.py", "pyproject.toml", "CMakeLists.txt", "Makefile")
 
 
 def nvidia_only_subproject(path: str) -> str | None:
@@ -103,20 +101,13 @@ def _subproject_reason(directory: str, root: str) -> str | None:
     if above is not None:
         return above
     package = next((name for name in _PACKAGE_FILES if os.path.isfile(os.path.join(directory, name))), None)
-    if package is None or _has_rocm_side(directory) or not _has_rocm_side(root):
+    if package is None or _builds_for_rocm(directory) or not _builds_for_rocm(root):
         return None
     relative = os.path.relpath(directory, root).replace(os.sep, "/")
     return (
         f"NVIDIA-only package: {relative}/ is built on its own ({relative}/{package}) and none of its build files "
         "names ROCm or HIP, in a project whose build does"
     )
-
-
-@lru_cache(maxsize=1024)
-def _has_rocm_side(directory: str) -> bool:
-    texts = (_head(os.path.join(directory, name)) for name in _BUILD_FILES if os.path.isfile(os.path.join(directory, name)))
-    # Comments say nothing about what a build does (`# TODO: ROCm`).
-    return any(text and ROCM_TEXT.search(_HASH_COMMENT.sub("", text)) for text in texts)
 
 
 _HASH_COMMENT = re.compile(r"(?m)#.*$")
@@ -148,32 +139,54 @@ _PYTHON_HEAD = 32 * 1024
 
 
 def project_kind(path: str) -> str:
-    """"amd" when the project of the file at `path` builds or runs for AMD GPUs already (its
-    build files name ROCm or HIP, or its Python asks whether it runs on ROCm), else "nvidia": a
-    project with no AMD side, being ported. The project is the nearest folder above the file
-    with a build file, or the top of the Python package the file is in."""
+    """"amd" when the project of the file at `path` builds or runs for AMD GPUs already, else
+    "nvidia": a project with no AMD side, being ported. It builds for AMD when a `setup.py`,
+    `CMakeLists.txt` or `Makefile` in a folder above the file (up to the top of its project)
+    names ROCm or HIP outside comments; it runs on AMD when the Python of its nearest project
+    (the nearest folder with a build file, else the top of the Python package the file is in)
+    asks whether it runs on ROCm (`torch.version.hip`, `is_rocm()`, `IS_HIP`, ...)."""
     return _kind_of(os.path.dirname(os.path.abspath(path)))
 
 
 @lru_cache(maxsize=4096)
 def _kind_of(directory: str) -> str:
-    root = _nearest_root(directory)
-    return "amd" if _has_rocm_side(root) or _python_asks_for_rocm(root) else "nvidia"
-
-
-def _nearest_root(directory: str) -> str:
+    home = os.path.expanduser("~")
+    nearest = None
     current = directory
-    while True:
+    while current != home:
         if any(os.path.isfile(os.path.join(current, name)) for name in _ROOT_MARKERS):
-            return current
+            nearest = nearest or current
+            if _builds_for_rocm(current):
+                return "amd"
         parent = os.path.dirname(current)
         if parent == current or os.path.isdir(os.path.join(current, ".git")):
             break
         current = parent
-    top = directory
-    while os.path.isfile(os.path.join(os.path.dirname(top), "__init__.py")) and os.path.dirname(top) != top:
-        top = os.path.dirname(top)
-    return top if os.path.isfile(os.path.join(top, "__init__.py")) else directory
+    python_root = nearest or _package_top(directory)
+    return "amd" if python_root is not None and _python_asks_for_rocm(python_root) else "nvidia"
+
+
+# A pyproject.toml names ROCm in its prose as often as in its build: build scripts decide.
+_ROCM_BUILD_FILES = ("setup.py", "CMakeLists.txt", "Makefile")
+
+
+@lru_cache(maxsize=1024)
+def _builds_for_rocm(directory: str) -> bool:
+    texts = (_head(os.path.join(directory, name)) for name in _ROCM_BUILD_FILES)
+    return any(text and ROCM_TEXT.search(_HASH_COMMENT.sub("", text)) for text in texts)
+
+
+def _package_top(directory: str) -> str | None:
+    """The top folder of the Python package `directory` is in (torch/ for torch/include/ATen)."""
+    current = directory
+    while not os.path.isfile(os.path.join(current, "__init__.py")):
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+    while os.path.isfile(os.path.join(os.path.dirname(current), "__init__.py")):
+        current = os.path.dirname(current)
+    return current
 
 
 @lru_cache(maxsize=256)
