@@ -126,3 +126,22 @@ def test_preview_must_be_true_or_false(tmp_path, monkeypatch, capsys):
     (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\npreview = 1\n")
     assert main(["scan", "a.py"]) == 2
     assert "[tool.rocmlint] preview must be true or false, got 1" in capsys.readouterr().err
+
+
+def test_the_flake8_plugin_leaves_out_what_the_scanner_gates_as_preview(tmp_path, monkeypatch, rocm001_in_preview_on_amd_projects):
+    import ast
+
+    from rocmlint.flake8_plugin import Flake8Checker
+
+    for project, setup in (("ported", "from setuptools import setup\n"), ("dual", "IS_ROCM = True\n")):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "setup.py").write_text(setup)
+        (tmp_path / project / "mon.py").write_text(PYNVML)
+    monkeypatch.chdir(tmp_path)
+
+    def codes(path: str) -> list[str]:
+        checker = Flake8Checker(ast.parse(PYNVML), path, [PYNVML])
+        return [message.split()[0] for _, _, message, _ in checker.run()]
+
+    assert codes("ported/mon.py") == ["ROCM001"]
+    assert codes("dual/mon.py") == []
