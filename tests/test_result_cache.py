@@ -4,6 +4,8 @@ cold one says, and anything the per-file pass reads makes a kept result stale.""
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -219,3 +221,101 @@ def test_files_without_markers_are_listed_and_not_read_as_text_again(tmp_path, m
     assert scan() == [("gpu.py", "ROCM001")] and decoded == []  # one kept entry, one listed key
     (tmp_path / "plain.py").write_text("import pynvml\n")
     assert scan() == [("gpu.py", "ROCM001"), ("plain.py", "ROCM001")] and decoded == ["plain.py"]
+
+
+# --- a cache the scanned tree cannot write ------------------------------------------------------
+
+# --- links and special files in the cache folder -------------------------------------------------
+
+
+def _guarded_scan(cwd: Path, cache: Path) -> str:
+    """A scan with a timeout: a cache file that is a pipe or a device must not hang it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rocmlint", "scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(cache)],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return proc.stdout
+
+
+# Runs a scan and reports its peak memory (ru_maxrss: KiB on Linux) on the last line of stderr.
+_MEASURED = (
+    "import resource, sys\n"
+    "from rocmlint.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.write('peak %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    "sys.exit(code)\n"
+)
+
+
+def _limit_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # a regression fails, not the machine
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB, /dev/zero")
+def test_the_unmarked_list_is_read_only_when_it_is_a_regular_file(tmp_path, kind):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cold = _scan(tree)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    if kind == "fifo":
+        os.mkfifo(cache / "unmarked.json")
+    else:
+        os.symlink("/dev/zero", cache / "unmarked.json")
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", _MEASURED, "scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(cache)],
+            cwd=tree, capture_output=True, text=True, timeout=120, preexec_fn=_limit_memory,
+        )
+        assert proc.returncode == 0 and proc.stdout == cold, proc.stderr
+        peak_kib = int(proc.stderr.splitlines()[-1].split()[1])
+        assert peak_kib < 1 << 20, f"{peak_kib} KiB: the link was read"  # /dev/zero read until memory ran out
+
+
+def test_entries_that_are_pipes_or_links_are_misses(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    cold = _scan(tree, cache=cache)
+    entries = _entries(cache)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for index, entry in enumerate(entries):
+        data = json.loads(entry.read_text())
+        data["findings"] = []
+        entry.unlink()
+        if index % 3 == 0:
+            os.mkfifo(entry)
+        elif index % 3 == 1:
+            os.symlink("/dev/zero", entry)
+        else:  # a link to a crafted entry elsewhere: not followed
+            crafted = outside / entry.name
+            crafted.write_text(json.dumps(data))
+            os.symlink(crafted, entry)
+    assert _guarded_scan(tree, cache) == cold
+    # A sub-folder of entries that is a link: neither read nor written through.
+    folder = entries[0].parent
+    shutil.rmtree(folder)
+    elsewhere = outside / "entries"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, folder)
+    assert _guarded_scan(tree, cache) == cold
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_dangling_link_in_the_cache_folder_makes_no_file_outside_it(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    target = tmp_path / "outside" / "created-by-rocmlint"
+    target.parent.mkdir()
+    os.symlink(target, cache / ".gitignore")
+    os.symlink(tmp_path / "outside" / "tag", cache / "CACHEDIR.TAG")
+    assert _guarded_scan(tree, cache) == _scan(tree)
+    assert list(target.parent.iterdir()) == [] and _entries(cache)

@@ -28,6 +28,10 @@ miss, never an error; a cache directory that cannot be written is a cache that k
 Files whose per-file pass had nothing to do (no check's marker in them) get no entry of their
 own: their keys are listed together in one file (`unmarked.json`), read once per process, so
 that a re-scan neither decodes nor searches them again.
+
+Inside the cache folder only regular files of the user's are read, never through a symbolic
+link and never more than _MAX_KEPT_BYTES of one; a named pipe or a device put there is not
+waited on, and nothing is written through a link.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -43,9 +48,10 @@ from rocmlint import __version__
 from rocmlint.findings import Edit, Finding, Fix, Problem
 
 ENVIRONMENT_VARIABLE = "ROCMLINT_CACHE_DIR"
-DEFAULT_DIRECTORY = ".rocmlint_cache"  # rocmlint.files.discovery.OWN_CACHE_DIR: never scanned
 _FORMAT = 1
 _UNMARKED = "unmarked.json"
+# A kept file longer than this is not read (a miss): far above any real entry or key list.
+_MAX_KEPT_BYTES = 64 << 20
 # Keys of files that changed or went away are never taken out; past this many the list
 # starts again from one scan's keys.
 _UNMARKED_LIMIT = 500_000
@@ -178,13 +184,15 @@ def scan_salt(checks: Sequence, gpu_target) -> str:
     return digest.hexdigest()
 
 
-def write_by_rename(target: str, text: str, prefix: str) -> None:
+def write_by_rename(target: str, text: str, prefix: str, suffix: str = ".json") -> None:
     """Write a kept file whole or not at all: into a temporary file beside it, renamed over it,
     so that a reader never sees half a file (a scan stopped mid-write, two scans at once). No
-    fsync: a kept file lost in a crash only costs the time to make it again."""
+    fsync: a kept file lost in a crash only costs the time to make it again. Nothing is written
+    through a symbolic link: the temporary file is created new, and a rename replaces a link
+    at `target` rather than following it."""
     import tempfile
 
-    descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=prefix, suffix=".json")
+    descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=prefix, suffix=suffix)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -192,6 +200,49 @@ def write_by_rename(target: str, text: str, prefix: str) -> None:
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def _read_kept(path: str) -> bytes | None:
+    """The bytes of a file in the cache folder, or None: only a regular file that belongs to
+    the user, never one reached through a symbolic link, at most _MAX_KEPT_BYTES. Opened
+    without blocking and checked on the open descriptor, so a named pipe or a device in its
+    place is never waited on nor read."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        descriptor = os.open(path, flags | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None  # missing, a link (O_NOFOLLOW), unreadable
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_KEPT_BYTES or not _own(info):
+            return None
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(descriptor, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > _MAX_KEPT_BYTES:
+                return None
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _own(info: os.stat_result) -> bool:
+    """Whether a file or folder belongs to the user rocmlint runs as (always, where the system
+    has no owners)."""
+    return not hasattr(os, "geteuid") or info.st_uid == os.geteuid()
+
+
+def _is_folder(path: str) -> bool:
+    """A real folder, not a symbolic link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 class ResultCache:
@@ -216,8 +267,8 @@ class ResultCache:
 
     def _read_unmarked(self) -> frozenset[str]:
         try:
-            with open(os.path.join(self.directory, _UNMARKED), "rb") as handle:
-                keys = json.loads(handle.read())
+            data = _read_kept(os.path.join(self.directory, _UNMARKED))
+            keys = json.loads(data) if data is not None else None
             if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
                 return frozenset(keys)
         except Exception:  # noqa: BLE001 - a missing or damaged list is an empty one
@@ -254,9 +305,14 @@ class ResultCache:
 
     def get(self, key: str) -> tuple[list[Finding], list[Problem]] | None:
         """The kept result, or None: missing, unreadable, of another shape, or stale."""
+        path = self._entry_path(key)
+        if not _is_folder(os.path.dirname(path)):
+            return None  # no entries yet, or a link put in the folder's place
         try:
-            with open(self._entry_path(key), "rb") as handle:
-                entry = json.loads(handle.read())
+            data = _read_kept(path)
+            if data is None:
+                return None
+            entry = json.loads(data)
             if entry.get("format") != _FORMAT or not _answers_hold(entry["questions"]):
                 return None
             return [_finding(f) for f in entry["findings"]], [Problem(*p) for p in entry["problems"]]
@@ -279,7 +335,9 @@ class ResultCache:
         target = self._entry_path(key)
         try:
             folder = os.path.dirname(target)
-            if not os.path.isdir(folder):
+            if not _is_folder(folder):
+                if os.path.lexists(folder):
+                    return  # something else in the folder's place (a link): this entry is not kept
                 self._prepare()
                 os.makedirs(folder, exist_ok=True)
             write_by_rename(target, encoded, prefix=".tmp-")
@@ -288,12 +346,13 @@ class ResultCache:
 
     def _prepare(self) -> None:
         """Create the directory with a .gitignore that ignores it whole (git, and so rocmlint's
-        discovery, never list it) and a tag that says what it is."""
+        discovery, never list it), written by rename where nothing of that name is there (a link
+        there is left alone, never followed)."""
         os.makedirs(self.directory, exist_ok=True)
         ignore = os.path.join(self.directory, ".gitignore")
-        if not os.path.exists(ignore):
-            with open(ignore, "w", encoding="utf-8") as handle:
-                handle.write("# Created by rocmlint: results kept between scans (safe to delete).\n*\n")
+        if not os.path.lexists(ignore):
+            text = "# Created by rocmlint: results kept between scans (safe to delete).\n*\n"
+            write_by_rename(ignore, text, prefix=".tmp-", suffix="")
 
 
 def _finding_json(finding: Finding) -> list:
@@ -323,4 +382,4 @@ def _finding(item: list) -> Finding:
 def default_directory(root: Path) -> Path:
     """Where results are kept: $ROCMLINT_CACHE_DIR, else `.rocmlint_cache` in `root`."""
     configured = os.environ.get(ENVIRONMENT_VARIABLE)
-    return Path(configured) if configured else root / DEFAULT_DIRECTORY
+    return Path(configured) if configured else root / ".rocmlint_cache"
