@@ -88,8 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     scan.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="keep per-file results in DIR between scans (default: $ROCMLINT_CACHE_DIR, else .rocmlint_cache in "
-        "the folder of the configuration that applies to the current directory, else the current directory)",
+        help="keep per-file results in DIR between scans (default: $ROCMLINT_CACHE_DIR, else a folder per project in "
+        "$XDG_CACHE_HOME/rocmlint/results, else ~/.cache/rocmlint/results); a folder that git tracks files in, or "
+        "that belongs to another user, is never used",
     )
     scan.add_argument(
         "--no-cache",
@@ -185,9 +186,16 @@ def _scan(args) -> int:
 
     cache_dir = None
     if not args.no_cache:
-        from rocmlint.files.result_cache import default_directory
+        from rocmlint.files.result_cache import default_directory, refusal
 
-        cache_dir = args.cache_dir or str(default_directory(settings.config_for(Path.cwd()).root))
+        chosen = args.cache_dir or default_directory(settings.config_for(Path.cwd()).root)
+        refused = refusal(str(chosen)) if chosen is not None else None
+        if refused is not None:
+            from rocmlint.report.text import shown
+
+            print(f"rocmlint: results are not kept in {shown(str(chosen))}: {refused}", file=sys.stderr)
+        elif chosen is not None:
+            cache_dir = str(chosen)
 
     def run():
         with _Progress(args) as progress:

@@ -43,8 +43,9 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
 )
 
 
-# rocmlint's own kept results (rocmlint.files.result_cache): never scanned, and not listed as left
-# out either, so that a scan's report does not depend on whether one ran before.
+# Where rocmlint kept results in the project before they moved to the user's cache folder
+# (rocmlint.files.result_cache); older checkouts still have one. Never scanned, and not listed as
+# left out either, so that a scan's report does not depend on whether one ran before.
 OWN_CACHE_DIR = ".rocmlint_cache"
 
 

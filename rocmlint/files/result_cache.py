@@ -29,9 +29,13 @@ Files whose per-file pass had nothing to do (no check's marker in them) get no e
 own: their keys are listed together in one file (`unmarked.json`), read once per process, so
 that a re-scan neither decodes nor searches them again.
 
-Inside the cache folder only regular files of the user's are read, never through a symbolic
-link and never more than _MAX_KEPT_BYTES of one; a named pipe or a device put there is not
-waited on, and nothing is written through a link.
+A kept result decides what a scan reports, so it must never come from the tree being scanned:
+anyone with the same rocmlint can compute the keys, and a checkout could carry entries with no
+findings in them. Results are kept in the user's cache folder by default, one folder per scan
+root (default_directory), and a folder that git tracks files in, or that belongs to another
+user, is never used, whoever named it (refusal). Inside the folder only regular files of the
+user's are read, never through a symbolic link and never more than _MAX_KEPT_BYTES of one; a
+named pipe or a device put there is not waited on, and nothing is written through a link.
 """
 
 from __future__ import annotations
@@ -52,6 +56,12 @@ _FORMAT = 1
 _UNMARKED = "unmarked.json"
 # A kept file longer than this is not read (a miss): far above any real entry or key list.
 _MAX_KEPT_BYTES = 64 << 20
+# The cache directory tag (https://bford.info/cachedir/): backup tools pass the folder over.
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file marks a cache folder of rocmlint (per-file results kept between scans).\n"
+    "# It can be deleted at any time. See https://bford.info/cachedir/ for what this file is.\n"
+)
 # Keys of files that changed or went away are never taken out; past this many the list
 # starts again from one scan's keys.
 _UNMARKED_LIMIT = 500_000
@@ -246,12 +256,14 @@ def _is_folder(path: str) -> bool:
 
 
 class ResultCache:
-    """Kept per-file results under `directory` (created on first write)."""
+    """Kept per-file results under `directory` (created on first write). A directory that must
+    not be trusted (refusal) is a cache that keeps nothing."""
 
     def __init__(self, directory: str | os.PathLike, salt: str):
         self.directory = os.path.abspath(directory)
         self.salt = salt
-        self._writable = True
+        self.refused = refusal(self.directory)
+        self._writable = self.refused is None
         self._unmarked: frozenset[str] | None = None  # read on first use
         self.new_unmarked: list[str] = []  # found in this process, for save_unmarked
 
@@ -266,6 +278,8 @@ class ResultCache:
         self.new_unmarked.append(key)
 
     def _read_unmarked(self) -> frozenset[str]:
+        if self.refused is not None:
+            return frozenset()
         try:
             data = _read_kept(os.path.join(self.directory, _UNMARKED))
             keys = json.loads(data) if data is not None else None
@@ -305,6 +319,8 @@ class ResultCache:
 
     def get(self, key: str) -> tuple[list[Finding], list[Problem]] | None:
         """The kept result, or None: missing, unreadable, of another shape, or stale."""
+        if self.refused is not None:
+            return None
         path = self._entry_path(key)
         if not _is_folder(os.path.dirname(path)):
             return None  # no entries yet, or a link put in the folder's place
@@ -346,13 +362,18 @@ class ResultCache:
 
     def _prepare(self) -> None:
         """Create the directory with a .gitignore that ignores it whole (git, and so rocmlint's
-        discovery, never list it), written by rename where nothing of that name is there (a link
-        there is left alone, never followed)."""
+        discovery, never list it) and a cache directory tag that says what it is. Each is written
+        by rename where nothing of that name is there (a link there is left alone, never
+        followed)."""
         os.makedirs(self.directory, exist_ok=True)
-        ignore = os.path.join(self.directory, ".gitignore")
-        if not os.path.lexists(ignore):
-            text = "# Created by rocmlint: results kept between scans (safe to delete).\n*\n"
-            write_by_rename(ignore, text, prefix=".tmp-", suffix="")
+        marks = {
+            ".gitignore": "# Created by rocmlint: results kept between scans (safe to delete).\n*\n",
+            "CACHEDIR.TAG": _CACHEDIR_TAG,
+        }
+        for name, text in marks.items():
+            path = os.path.join(self.directory, name)
+            if not os.path.lexists(path):
+                write_by_rename(path, text, prefix=".tmp-", suffix="")
 
 
 def _finding_json(finding: Finding) -> list:
@@ -379,7 +400,76 @@ def _finding(item: list) -> Finding:
     )
 
 
-def default_directory(root: Path) -> Path:
-    """Where results are kept: $ROCMLINT_CACHE_DIR, else `.rocmlint_cache` in `root`."""
+# --- where results are kept -----------------------------------------------------------------
+
+
+def user_cache_folder() -> str | None:
+    """$XDG_CACHE_HOME, else ~/.cache (a relative $XDG_CACHE_HOME is not used, as the XDG base
+    directory specification says); None without a home folder."""
+    folder = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(folder):
+        return folder
+    home = os.path.expanduser("~")
+    return os.path.join(home, ".cache") if os.path.isabs(home) else None
+
+
+def default_directory(root: Path) -> Path | None:
+    """Where results are kept: $ROCMLINT_CACHE_DIR, else a folder of the user's cache folder
+    (`rocmlint/results/`) named by a hash of the real path of `root`, the scan root, so that
+    projects do not evict each other's results; None when there is no user cache folder."""
     configured = os.environ.get(ENVIRONMENT_VARIABLE)
-    return Path(configured) if configured else root / ".rocmlint_cache"
+    if configured:
+        return Path(configured)
+    folder = user_cache_folder()
+    if folder is None:
+        return None
+    import hashlib
+
+    name = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=12).hexdigest()
+    return Path(folder, "rocmlint", "results", name)
+
+
+@functools.lru_cache(maxsize=16)
+def refusal(directory: str) -> str | None:
+    """Why results must not be kept in `directory`, or None. Results kept where the scanned
+    tree can supply them would let it choose its own verdict: a folder that git tracks files
+    in (a checkout holds those files) or that belongs to another user is never used."""
+    real = os.path.realpath(directory)
+    try:
+        info = os.stat(real)
+    except (OSError, ValueError):
+        return None  # not there yet: it is created, the user's, on the first write
+    if stat.S_ISDIR(info.st_mode) and not _own(info):
+        return "it belongs to another user"
+    if stat.S_ISDIR(info.st_mode):
+        return _git_refusal(real)
+    return None  # not a folder: nothing is read from it, and writing fails (keeps nothing)
+
+
+def _git_refusal(folder: str) -> str | None:
+    """Whether git tracks files in `folder` (a real path to a folder), asked only when a
+    folder at or above it has a `.git`."""
+    current = folder
+    while not os.path.lexists(os.path.join(current, ".git")):
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None  # in no git work tree
+        current = parent
+    import subprocess  # here: only a cache folder inside a work tree runs git
+
+    def git(*arguments: str) -> bytes | None:
+        try:
+            completed = subprocess.run(
+                ["git", "-C", folder, *arguments], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, timeout=120, check=False,
+            )
+        except (OSError, subprocess.SubprocessError, ValueError):
+            return None
+        return completed.stdout if completed.returncode == 0 else None
+
+    listed = git("ls-files", "-z", "--cached", "--", ".")
+    if listed is not None:
+        return "git tracks files in it" if listed.strip(b"\0") else None
+    if (git("rev-parse", "--is-inside-git-dir") or b"").strip() == b"true":
+        return None  # inside a .git folder: git tracks nothing there
+    return "it is inside a git work tree and git cannot say whether it tracks files in it"
