@@ -127,8 +127,9 @@ class TooLarge(ReadError):
     pass
 
 
-def read_regular_file(path: str, max_bytes: int) -> bytes:
-    """The bytes of a regular file, at most `max_bytes` of them (0: no limit).
+def read_regular_file(path: str, max_bytes: int, *, prefix: bool = False) -> bytes:
+    """The bytes of a regular file, at most `max_bytes` of them (0: no limit); with `prefix`,
+    the first `max_bytes` bytes of a longer file rather than TooLarge.
 
     Opened without blocking and checked on the open descriptor, so a FIFO or device put in
     a file's place after discovery is still never read; the size limit counts the bytes
@@ -143,16 +144,18 @@ def read_regular_file(path: str, max_bytes: int) -> bytes:
         problem = _kind_problem(info.st_mode)
         if problem is not None:
             raise ReadError(problem)
-        if max_bytes and info.st_size > max_bytes:
+        if max_bytes and info.st_size > max_bytes and not prefix:
             raise TooLarge(f"{info.st_size} bytes is over the size limit of {max_bytes} bytes (max-file-size)")
         chunks = []
         total = 0
         while True:
-            chunk = os.read(descriptor, 1 << 20)
+            chunk = os.read(descriptor, 1 << 20 if not (prefix and max_bytes) else min(1 << 20, max_bytes - total))
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
+            if prefix and max_bytes and total >= max_bytes:
+                break
             if max_bytes and total > max_bytes:
                 raise TooLarge(f"more than {max_bytes} bytes, over the size limit (max-file-size)")
         return b"".join(chunks)

@@ -70,6 +70,15 @@ class ProjectModel:
     tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
     sources: object | None = None  # the ProjectSources the pass read (directives of every file)
     problems: list[str] = field(default_factory=list)
+    files: object | None = None  # the ProjectFiles every file of the project is read through
+
+    def read_text(self, path: str) -> str | None:
+        """A file of the project as text, or None (rocmlint.files.tree.ProjectFiles.text)."""
+        if self.files is None:
+            from rocmlint.files.tree import ProjectFiles
+
+            self.files = ProjectFiles(self.root)
+        return self.files.text(path)
 
     # --- what the gates ask -----------------------------------------------------------------
 
@@ -131,17 +140,6 @@ class ProjectModel:
 
     def relative(self, path: str) -> str:
         return os.path.relpath(path, self.root).replace(os.sep, "/")
-
-
-def _read_text(path: str, limit: int = 8 * 1024 * 1024) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError:
-        return None
-    if len(data) > limit or b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", errors="replace")
 
 
 def vendored_directory(model: ProjectModel, path: str) -> str | None:

@@ -1,0 +1,129 @@
+"""The project pass reads the scanned project and nothing else (rocmlint.project, rocmlint.build):
+no link that leaves the project root, and no named pipe or device. What it does not read it
+says, and the scan goes on.
+
+Scans that could hang before the fix run in a subprocess under a timeout (a guard against a
+hang, not a measure of speed)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+MASK = "__device__ float sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 16); }\n"
+PTX = '__device__ unsigned lane() { unsigned id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id)); return id; }\n'
+# A build that compiles b.cu only for NVIDIA: read, it gates b.cu's hit as CUDA-only.
+SPLIT_CMAKE = "if(USE_ROCM)\n  add_library(a a.cu)\nelse()\n  add_library(b b.cu)\nendif()\n"
+SPLIT_MAKEFILE = "ifeq ($(USE_HIP),1)\n  SRCS = a.cu\nelse\n  SRCS = b.cu\nendif\nlib.so: $(SRCS)\n\t$(CXX) -o $@ $^\n"
+SHIM = "#ifdef __HIP_PLATFORM_AMD__\n#define __shfl_xor_sync(mask, var, laneMask, width) __shfl_xor(var, laneMask, width)\n#endif\n"
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def _scan(target, cwd, *args) -> dict:
+    """Scan in a subprocess with a timeout: a pipe opened by mistake would block for ever."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rocmlint", "scan", str(target), "--format", "json", "--show-gated", "--exit-zero", "--no-cache", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    document = json.loads(proc.stdout)
+    document["stderr"] = proc.stderr
+    return document
+
+
+def _codes(document, key="findings") -> set[tuple[str, str]]:
+    return {(os.path.basename(f["path"]), f["code"]) for f in document[key]}
+
+
+# --- links that leave the project -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "linked, files",
+    [
+        ("cmake/gpu.cmake", {"CMakeLists.txt": "include(cmake/gpu.cmake)\n"}),
+        ("Makefile", {}),
+    ],
+)
+def test_build_files_linked_from_outside_the_project_are_not_read(tmp_path, linked, files):
+    outside = tmp_path / "outside"
+    _write(outside, {"gpu.cmake": SPLIT_CMAKE, "Makefile": SPLIT_MAKEFILE})
+    root = tmp_path / "proj"
+    _write(root, {**files, "a.cu": "int a;\n", "b.cu": PTX})
+    (root / linked).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(outside / os.path.basename(linked), root / linked)
+    document = _scan(root, tmp_path)
+    # Read, the outside file would gate b.cu as CUDA-only; its text never reaches the report.
+    assert _codes(document) == {("b.cu", "ROCM004")} and document["gated"] == []
+    # The same file inside the project is read (what the link would have said, said by the project).
+    os.unlink(root / linked)
+    (root / linked).write_text((outside / os.path.basename(linked)).read_text())
+    document = _scan(root, tmp_path)
+    assert _codes(document) == set() and _codes(document, "gated") == {("b.cu", "ROCM004")}
+
+
+def test_a_header_linked_from_outside_the_project_is_not_read(tmp_path):
+    outside = tmp_path / "outside"
+    _write(outside, {"shim.h": SHIM})
+    root = tmp_path / "proj"
+    _write(root, {"CMakeLists.txt": "if(USE_ROCM)\n  add_library(a k.cu)\nendif()\n", "k.cu": '#include "shim.h"\n' + MASK})
+    os.symlink(outside / "shim.h", root / "shim.h")
+    document = _scan(root, tmp_path)
+    assert _codes(document) == {("k.cu", "ROCM003")} and document["gated"] == []
+    os.unlink(root / "shim.h")
+    (root / "shim.h").write_text(SHIM)
+    assert [g["gate"] for g in _scan(root, tmp_path)["gated"]] == [
+        "HIP shim: shim.h:2 redefines __shfl_xor_sync for HIP without its mask"
+    ]
+
+
+def test_a_link_inside_the_project_is_still_read(tmp_path):
+    root = tmp_path / "proj"
+    _write(root, {"cmake/real.cmake": SPLIT_CMAKE, "CMakeLists.txt": "include(cmake/gpu.cmake)\n", "a.cu": "int a;\n", "b.cu": PTX})
+    os.symlink("real.cmake", root / "cmake" / "gpu.cmake")
+    document = _scan(root, tmp_path)
+    assert _codes(document) == set() and _codes(document, "gated") == {("b.cu", "ROCM004")}
+
+
+# --- pipes, devices and links to them ---------------------------------------------------------
+
+
+def test_a_pipe_named_like_a_build_file_is_never_opened(tmp_path):
+    root = tmp_path / "proj"
+    _write(root, {"k.cu": PTX})
+    os.mkfifo(root / "CMakeLists.txt")
+    document = _scan(root, tmp_path)
+    assert _codes(document) == {("k.cu", "ROCM004")}
+    assert "named pipe" in document["stderr"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "stdin-link", "device-link"])
+def test_a_header_that_is_a_pipe_or_a_device_is_never_read(tmp_path, kind):
+    root = tmp_path / "proj"
+    _write(root, {"CMakeLists.txt": "if(USE_ROCM)\n  add_library(a k.cu)\nendif()\n", "k.cu": '#include "foo.h"\n' + MASK})
+    if kind == "fifo":
+        os.mkfifo(root / "foo.h")
+    elif kind == "stdin-link":
+        os.symlink("/dev/stdin", root / "foo.h")
+    else:
+        os.symlink("/dev/zero", root / "foo.h")
+    reader, writer = os.pipe()  # standard input that never ends: reading it would block
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "rocmlint", "scan", ".", "--format", "json", "--exit-zero", "--no-cache"],
+            cwd=root, capture_output=True, text=True, timeout=120, stdin=reader,
+        )
+    finally:
+        os.close(reader)
+        os.close(writer)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert _codes(json.loads(proc.stdout)) == {("k.cu", "ROCM003")}
