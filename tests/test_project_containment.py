@@ -1,6 +1,6 @@
 """The project pass reads the scanned project and nothing else (rocmlint.project, rocmlint.build):
-no link that leaves the project root, and no named pipe or device. What it does not read it
-says, and the scan goes on.
+no build file, header or glob outside the project root, no link that leaves it, and no named
+pipe or device. What it does not read it says, and the scan goes on.
 
 Scans that could hang before the fix run in a subprocess under a timeout (a guard against a
 hang, not a measure of speed)."""
@@ -12,6 +12,8 @@ import sys
 import textwrap
 
 import pytest
+
+from rocmlint.cli import main
 
 MASK = "__device__ float sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 16); }\n"
 PTX = '__device__ unsigned lane() { unsigned id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id)); return id; }\n'
@@ -92,6 +94,63 @@ def test_a_link_inside_the_project_is_still_read(tmp_path):
     os.symlink("real.cmake", root / "cmake" / "gpu.cmake")
     document = _scan(root, tmp_path)
     assert _codes(document) == set() and _codes(document, "gated") == {("b.cu", "ROCM004")}
+
+
+# --- paths that only look inside --------------------------------------------------------------
+
+
+def test_a_sibling_folder_that_shares_the_root_s_name_is_outside_it(tmp_path):
+    """/x/proj-x2 starts with the text /x/proj-x but is not inside it."""
+    _write(tmp_path / "proj-x2", {"gpu.cmake": SPLIT_CMAKE, "sub/CMakeLists.txt": SPLIT_CMAKE})
+    root = tmp_path / "proj-x"
+    for build in ("include(${CMAKE_SOURCE_DIR}/../proj-x2/gpu.cmake)\n", "add_subdirectory(../proj-x2/sub sub)\n"):
+        _write(root, {"CMakeLists.txt": build, "a.cu": "int a;\n", "b.cu": PTX})
+        document = _scan(root, tmp_path)
+        assert _codes(document) == {("b.cu", "ROCM004")} and document["gated"] == [], build
+
+
+def test_containment_is_by_path_components():
+    from rocmlint.files.tree import is_within
+
+    assert is_within("/x/proj", "/x/proj") and is_within("/x/proj/a/b.cu", "/x/proj") and is_within("/x/a", "/")
+    assert not is_within("/x/proj-x2/b.cu", "/x/proj-x") and not is_within("/x/proj-x", "/x/proj-x/a")
+    assert not is_within("/x", "/x/proj")
+
+
+def test_setup_py_globs_stay_inside_the_project(tmp_path, monkeypatch):
+    """`glob('/**/*.cu', recursive=True)` walked the whole file system; a glob that leaves the
+    project root, or a link to a folder outside it, is not followed."""
+    outside = tmp_path / "outside"
+    _write(outside, {"deep/x.cu": PTX})
+    root = tmp_path / "proj"
+    setup = """\
+        import glob
+        from torch.utils.cpp_extension import CUDAExtension
+        sources = glob.glob('/**/*.cu', recursive=True) + glob.glob('../outside/**/*.cu', recursive=True)
+        sources += glob.glob(%r, recursive=True) + glob.glob('csrc/**/*.cu', recursive=True)
+        ext = CUDAExtension('ext', sources + ['b.cu'])
+    """ % str(outside / "**" / "*.cu")
+    _write(root, {"setup.py": setup, "csrc/k.cu": "int k;\n", "b.cu": PTX})
+    os.symlink(outside, root / "csrc" / "linked")  # a link out of the tree: not walked
+    listed = []
+    real_scandir = os.scandir
+
+    def watched(path="."):
+        absolute = os.path.abspath(path)
+        if not (absolute == str(root) or absolute.startswith(str(root) + os.sep)):
+            listed.append(absolute)
+            raise AssertionError(f"listed a folder outside the project: {absolute}")
+        return real_scandir(path)
+
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "report.json"
+    monkeypatch.setattr(os, "scandir", watched)
+    try:
+        code = main(["scan", str(root), "--format", "json", "--output", str(out), "--show-gated", "--exit-zero", "-q", "--no-cache"])
+    finally:
+        monkeypatch.setattr(os, "scandir", real_scandir)
+    assert listed == [] and code == 0
+    assert _codes(json.loads(out.read_text())) == {("b.cu", "ROCM004")}
 
 
 # --- pipes, devices and links to them ---------------------------------------------------------

@@ -145,8 +145,10 @@ class ProjectModel:
 def vendored_directory(model: ProjectModel, path: str) -> str | None:
     """The vendored directory a file sits in (a git submodule, a directory under third_party/
     and the like, or another project copied in), or None for the project's own code."""
+    from rocmlint.files.tree import is_within
+
     directory, child = os.path.dirname(path), None
-    while directory.startswith(model.root) and directory != model.root:
+    while is_within(directory, model.root) and directory != model.root:
         if directory in model.vendored:
             return directory
         if os.path.basename(directory) in VENDOR_DIRECTORIES:
