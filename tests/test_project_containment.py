@@ -1,6 +1,7 @@
 """The project pass reads the scanned project and nothing else (rocmlint.project, rocmlint.build):
-no build file, header or glob outside the project root, no link that leaves it, and no named
-pipe or device. What it does not read it says, and the scan goes on.
+no build file, header or glob outside the project root, no link that leaves it, no folder
+above the ones the user asked to scan as the project root (outside git), and no named pipe or
+device. What it does not read it says, and the scan goes on.
 
 Scans that could hang before the fix run in a subprocess under a timeout (a guard against a
 hang, not a measure of speed)."""
@@ -151,6 +152,28 @@ def test_setup_py_globs_stay_inside_the_project(tmp_path, monkeypatch):
         monkeypatch.setattr(os, "scandir", real_scandir)
     assert listed == [] and code == 0
     assert _codes(json.loads(out.read_text())) == {("b.cu", "ROCM004")}
+
+
+# --- the project root -------------------------------------------------------------------------
+
+
+def test_a_build_file_in_a_shared_parent_folder_is_not_the_project_root(tmp_path):
+    shared = tmp_path / "shared"
+    _write(shared, {"CMakeLists.txt": SPLIT_CMAKE.replace("b.cu", "proj/b.cu").replace("a.cu", "proj/a.cu")})
+    root = shared / "proj"
+    _write(root, {"a.cu": "int a;\n", "b.cu": PTX})
+    for target, cwd in ((".", root), (str(root), tmp_path), (str(root / "b.cu"), root)):
+        document = _scan(target, cwd)
+        assert _codes(document) == {("b.cu", "ROCM004")} and document["gated"] == [], target
+    # Asked to scan the shared folder, its build is the project's.
+    assert _codes(_scan(shared, tmp_path), "gated") == {("b.cu", "ROCM004")}
+
+
+def test_a_named_file_finds_its_project_up_to_the_current_directory(tmp_path):
+    root = tmp_path / "proj"
+    _write(root, {"CMakeLists.txt": SPLIT_CMAKE.replace("b.cu", "sub/b.cu"), "a.cu": "int a;\n", "sub/b.cu": PTX})
+    assert _codes(_scan("sub/b.cu", root), "gated") == {("b.cu", "ROCM004")}
+    assert _codes(_scan("b.cu", root / "sub")) == {("b.cu", "ROCM004")}
 
 
 # --- pipes, devices and links to them ---------------------------------------------------------

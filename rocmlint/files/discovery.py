@@ -478,6 +478,18 @@ def _git(directory: str, *arguments: str) -> bytes | None:
     return completed.stdout if completed.returncode == 0 else None
 
 
+def git_work_tree(directory: str) -> str | None:
+    """The top of the git work tree that `directory` is in, as git says (a `.git` that git does
+    not take for a repository of the user's does not count), or None: outside one, without
+    git, or with ROCMLINT_NO_GIT set (as for the file walk)."""
+    if os.environ.get("ROCMLINT_NO_GIT"):
+        return None
+    top = _git(directory, "rev-parse", "--show-toplevel")
+    if top is None or not top.strip():
+        return None
+    return os.fsdecode(top.strip())
+
+
 def _git_files(directory: str) -> tuple[list[str], list[str], list[str], bool] | None:
     """(tracked, untracked and not ignored, ignored, whether `directory` itself is ignored):
     paths below `directory` relative to it, as git lists them; None when `directory` is not
