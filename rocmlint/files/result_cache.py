@@ -447,8 +447,9 @@ def refusal(directory: str) -> str | None:
 
 
 def _git_refusal(folder: str) -> str | None:
-    """Whether git tracks files in `folder` (a real path to a folder), asked only when a
-    folder at or above it has a `.git`."""
+    """Why not `folder` (a real path to a folder), as far as git is concerned: git tracks files
+    in it, or it is in a work tree and git cannot say. Git is asked only when a folder at or
+    above it has a `.git`."""
     current = folder
     while not os.path.lexists(os.path.join(current, ".git")):
         parent = os.path.dirname(current)
