@@ -88,8 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     scan.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="keep per-file results in DIR between scans (default: $ROCMLINT_CACHE_DIR, else .rocmlint_cache in "
-        "the folder of the configuration that applies to the current directory, else the current directory)",
+        help="keep per-file results in DIR between scans (default: $ROCMLINT_CACHE_DIR, else a folder per project in "
+        "$XDG_CACHE_HOME/rocmlint/results, else ~/.cache/rocmlint/results); a folder that git tracks files in, or "
+        "that belongs to another user, is never used",
     )
     scan.add_argument(
         "--no-cache",
@@ -202,9 +203,16 @@ def _scan(args) -> int:
 
     cache_dir = None
     if not args.no_cache:
-        from rocmlint.files.result_cache import default_directory
+        from rocmlint.files.result_cache import default_directory, refusal
 
-        cache_dir = args.cache_dir or str(default_directory(settings.config_for(Path.cwd()).root))
+        chosen = args.cache_dir or default_directory(settings.config_for(Path.cwd()).root)
+        refused = refusal(str(chosen)) if chosen is not None else None
+        if refused is not None:
+            from rocmlint.report.text import shown
+
+            print(f"rocmlint: results are not kept in {shown(str(chosen))}: {refused}", file=sys.stderr)
+        elif chosen is not None:
+            cache_dir = str(chosen)
 
     def run():
         with _Progress(args) as progress:
@@ -240,11 +248,7 @@ def _scan(args) -> int:
     else:
         _write_stdout(report)
     if result.problems and not args.quiet and args.format != "github":
-        from rocmlint.report.text import shown
-
-        for problem in result.problems:
-            where = f"{shown(problem.path)}:{problem.line}" if problem.line else shown(problem.path)
-            print(f"{where}: skipped: {shown(problem.reason)}", file=sys.stderr)
+        _print_problems(result.problems)
     if any(problem.internal for problem in result.problems):
         print("rocmlint: internal error: some files were not fully checked (see above); please report it", file=sys.stderr)
         return EXIT_ERROR
@@ -437,10 +441,16 @@ def _scan_stdin(args, settings) -> int:
         else:
             sys.stdout.write(report)
     if result.problems and not args.quiet and args.format != "github":
-        for problem in result.problems:
-            where = f"{problem.path}:{problem.line}" if problem.line else problem.path
-            print(f"{where}: skipped: {problem.reason}", file=sys.stderr)
+        _print_problems(result.problems)
     return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _print_problems(problems) -> None:
+    """`path:line: skipped: reason` on standard error for each file that could not be analysed."""
+    from rocmlint.report.text import problem_location, shown
+
+    for problem in problems:
+        print(f"{problem_location(problem)}: skipped: {shown(problem.reason)}", file=sys.stderr)
 
 
 def _show_diff(result, unsafe: bool) -> int:
@@ -455,9 +465,11 @@ def _show_diff(result, unsafe: bool) -> int:
 def _add_noqa(result) -> int:
     from rocmlint.noqa.add import add_noqa
 
+    from rocmlint.report.text import shown, shown_path
+
     report = add_noqa(result.findings)
     for path, line, why in report.refused:
-        print(f"{path}:{line}: no noqa comment added: {why}", file=sys.stderr)
+        print(f"{shown_path(path)}:{line}: no noqa comment added: {shown(why)}", file=sys.stderr)
     print(f"Added {report.added} noqa comment{'s' if report.added != 1 else ''} in {report.files} file{'s' if report.files != 1 else ''}.",
           file=sys.stderr)
     return EXIT_FINDINGS if report.refused else EXIT_CLEAN

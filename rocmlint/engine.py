@@ -393,6 +393,8 @@ class ScanRequest:
     progress: Callable[[int], None] | None = None  # called with the number of files checked so far
     targets: list[Target] | None = None  # files already discovered (then `paths` is not walked)
     cache_dir: str | None = None  # where per-file results are kept between scans (None: nowhere)
+    # The paths the user asked to scan (default: `paths`): outside git, no project root is above them.
+    scan_roots: Sequence[Path] | None = None
 
 
 def scan(request: ScanRequest) -> ScanResult:
@@ -454,7 +456,8 @@ def scan(request: ScanRequest) -> ScanResult:
     if request.use_project:
         from rocmlint.project.gating import apply_project_model
 
-        result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems, directives)
+        scanned = request.scan_roots if request.scan_roots is not None else request.paths
+        result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems, directives, scanned)
     if not request.config.preview:
         result.findings = apply_preview(result.findings, request.checks)
     hits = result.findings

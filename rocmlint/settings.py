@@ -196,7 +196,7 @@ def scan_paths(
         part = scan(
             ScanRequest(
                 [], list(checks_by_config[config]), config, (), jobs, use_project=use_project,
-                progress=_offset_progress(progress, done, total), targets=files, cache_dir=cache_dir,
+                progress=_offset_progress(progress, done, total), targets=files, cache_dir=cache_dir, scan_roots=list(paths),
             )
         )
         done += len(files)

@@ -4,6 +4,8 @@ cold one says, and anything the per-file pass reads makes a kept result stale.""
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -97,18 +99,27 @@ def test_default_directory_environment_variable_and_no_cache(tmp_path):
     tree = tmp_path / "app"
     shutil.copytree(SAMPLE, tree)
     cold = _scan(tree)
-    proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree)
-    assert proc.stdout == cold
-    kept = tree / ".rocmlint_cache"
+    xdg = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree, env=xdg)
+    assert proc.stdout == cold and proc.stderr == ""
+    # Kept in the user's cache folder, one folder per scan root; nothing in the scanned tree.
+    (kept,) = (tmp_path / "xdg" / "rocmlint" / "results").iterdir()
     assert _entries(kept) and (kept / ".gitignore").read_text().strip().endswith("*")
-    # The cache folder is never scanned, even with a pitfall in it.
-    (kept / "planted.py").write_text("import torch\ntorch.backends.cudnn.benchmark = True\n")
-    assert run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree).stdout == cold
+    assert (kept / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
+    assert not (tree / ".rocmlint_cache").exists()
+    other = tmp_path / "other"
+    shutil.copytree(SAMPLE, other)
+    run_cli("scan", ".", "--format", "json", "--exit-zero", cwd=other, env=xdg)
+    assert len(list((tmp_path / "xdg" / "rocmlint" / "results").iterdir())) == 2  # projects do not share one
+    # A `.rocmlint_cache` folder of an older rocmlint is never scanned, even with a pitfall in it.
+    (tree / ".rocmlint_cache").mkdir()
+    (tree / ".rocmlint_cache" / "planted.py").write_text("import torch\ntorch.backends.cudnn.benchmark = True\n")
+    assert run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree, env=xdg).stdout == cold
     moved = tmp_path / "elsewhere"
     proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree, env={"ROCMLINT_CACHE_DIR": str(moved)})
     assert proc.stdout == cold and _entries(moved)
     shutil.rmtree(kept)
-    assert run_cli("scan", ".", "--no-cache", "--format", "json", "--show-gated", "--exit-zero", cwd=tree).stdout == cold
+    assert run_cli("scan", ".", "--no-cache", "--format", "json", "--show-gated", "--exit-zero", cwd=tree, env=xdg).stdout == cold
     assert not kept.exists()
 
 
@@ -219,3 +230,169 @@ def test_files_without_markers_are_listed_and_not_read_as_text_again(tmp_path, m
     assert scan() == [("gpu.py", "ROCM001")] and decoded == []  # one kept entry, one listed key
     (tmp_path / "plain.py").write_text("import pynvml\n")
     assert scan() == [("gpu.py", "ROCM001"), ("plain.py", "ROCM001")] and decoded == ["plain.py"]
+
+
+# --- a cache the scanned tree cannot write ------------------------------------------------------
+
+GIT = ["git", "-c", "user.name=rocmlint tests", "-c", "user.email=tests@localhost", "-c", "commit.gpgsign=false"]
+
+
+def _findings(output: str) -> list:
+    return json.loads(output)["findings"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_committed_cache_cannot_hide_findings(tmp_path):
+    """A checkout that carries `.rocmlint_cache` with entries that say "no findings" (anyone
+    with the same rocmlint can compute their keys) does not change what its scan reports."""
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+    cold = _scan(tree)
+    assert _findings(cold)
+    planted = tree / ".rocmlint_cache"
+    _scan(tree, cache=tmp_path / "made")  # the entries a scan of this tree keeps, crafted below
+    shutil.copytree(tmp_path / "made", planted)
+    for entry in _entries(planted):
+        data = json.loads(entry.read_text())
+        data["findings"] = []
+        entry.write_text(json.dumps(data))
+    subprocess.run([*GIT, "add", "-A", "-f", "."], cwd=tree, check=True)
+    subprocess.run([*GIT, "commit", "-q", "-m", "planted"], cwd=tree, check=True)
+    xdg = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    # The default folder is outside the tree: the planted one is not read.
+    proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree, env=xdg)
+    assert proc.stdout == cold and proc.stderr == ""
+    # Named, by option or environment: a folder git tracks files in keeps nothing, and says so.
+    for options, env in ((("--cache-dir", ".rocmlint_cache"), xdg), ((), {**xdg, "ROCMLINT_CACHE_DIR": str(planted)})):
+        proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", *options, cwd=tree, env=env)
+        assert proc.stdout == cold
+        assert proc.stderr.count("\n") == 1 and "results are not kept in" in proc.stderr and "git tracks files in it" in proc.stderr
+    assert all(not json.loads(entry.read_text())["findings"] for entry in _entries(planted))  # nor written to
+
+
+def test_a_cache_folder_of_another_user_is_never_used(tmp_path, monkeypatch):
+    from rocmlint.files import result_cache
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    result_cache.refusal.cache_clear()
+    assert result_cache.refusal(str(folder)) is None
+    monkeypatch.setattr(os, "geteuid", lambda: folder.stat().st_uid + 1, raising=False)
+    result_cache.refusal.cache_clear()
+    try:
+        assert result_cache.refusal(str(folder)) == "it belongs to another user"
+        cache = result_cache.ResultCache(folder, "salt")
+        cache.put("ab" * 20, [], [], [])
+        assert cache.get("ab" * 20) is None and list(folder.iterdir()) == []
+    finally:
+        result_cache.refusal.cache_clear()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a folder away")
+def test_the_cli_says_why_a_folder_of_another_user_is_not_used(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    os.chown(folder, 54321, 54321)
+    proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(folder), cwd=tree)
+    assert proc.stdout == _scan(tree)
+    assert proc.stderr == f"rocmlint: results are not kept in {folder}: it belongs to another user\n"
+    assert list(folder.iterdir()) == []
+
+
+# --- links and special files in the cache folder -------------------------------------------------
+
+
+def _guarded_scan(cwd: Path, cache: Path) -> str:
+    """A scan with a timeout: a cache file that is a pipe or a device must not hang it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "rocmlint", "scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(cache)],
+        cwd=cwd, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return proc.stdout
+
+
+# Runs a scan and reports its peak memory (ru_maxrss: KiB on Linux) on the last line of stderr.
+_MEASURED = (
+    "import resource, sys\n"
+    "from rocmlint.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.write('peak %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    "sys.exit(code)\n"
+)
+
+
+def _limit_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # a regression fails, not the machine
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB, /dev/zero")
+def test_the_unmarked_list_is_read_only_when_it_is_a_regular_file(tmp_path, kind):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cold = _scan(tree)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    if kind == "fifo":
+        os.mkfifo(cache / "unmarked.json")
+    else:
+        os.symlink("/dev/zero", cache / "unmarked.json")
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", _MEASURED, "scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(cache)],
+            cwd=tree, capture_output=True, text=True, timeout=120, preexec_fn=_limit_memory,
+        )
+        assert proc.returncode == 0 and proc.stdout == cold, proc.stderr
+        peak_kib = int(proc.stderr.splitlines()[-1].split()[1])
+        assert peak_kib < 1 << 20, f"{peak_kib} KiB: the link was read"  # /dev/zero read until memory ran out
+
+
+def test_entries_that_are_pipes_or_links_are_misses(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    cold = _scan(tree, cache=cache)
+    entries = _entries(cache)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for index, entry in enumerate(entries):
+        data = json.loads(entry.read_text())
+        data["findings"] = []
+        entry.unlink()
+        if index % 3 == 0:
+            os.mkfifo(entry)
+        elif index % 3 == 1:
+            os.symlink("/dev/zero", entry)
+        else:  # a link to a crafted entry elsewhere: not followed
+            crafted = outside / entry.name
+            crafted.write_text(json.dumps(data))
+            os.symlink(crafted, entry)
+    assert _guarded_scan(tree, cache) == cold
+    # A sub-folder of entries that is a link: neither read nor written through.
+    folder = entries[0].parent
+    shutil.rmtree(folder)
+    elsewhere = outside / "entries"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, folder)
+    assert _guarded_scan(tree, cache) == cold
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_dangling_link_in_the_cache_folder_makes_no_file_outside_it(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    target = tmp_path / "outside" / "created-by-rocmlint"
+    target.parent.mkdir()
+    os.symlink(target, cache / ".gitignore")
+    os.symlink(tmp_path / "outside" / "tag", cache / "CACHEDIR.TAG")
+    assert _guarded_scan(tree, cache) == _scan(tree)
+    assert list(target.parent.iterdir()) == [] and _entries(cache)

@@ -3,6 +3,7 @@ file or a finding without a word, and --fix never damages a file."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -518,3 +519,88 @@ def test_output_is_byte_identical_across_runs_and_jobs(tmp_path):
             for jobs in ("1", "2", "3", "2")
         }
         assert len(outputs) == 1, fmt
+
+
+# --- names that read as GitHub workflow commands -----------------------------------------------
+
+HOSTILE = {
+    "::error file=a::x.py": PYNVML,
+    "nl\n::error file=b::y.py": PYNVML,
+    "cr\r::error file=c::z.py": PYNVML,
+    "::warning file=d::dir/k.py": PYNVML,
+    "  ::error file=s::spaced.py": PYNVML,
+    "gated\n::error file=g::g.py": "import torch\n\nif torch.version.cuda:\n    torch.backends.cudnn.benchmark = True\n",
+}
+
+
+def _hostile_tree(root: Path) -> None:
+    _tree(root, HOSTILE)
+    (root / "::notice file=e::bad.py").write_bytes(b"import pynvml\n\xff\n")  # skipped: not UTF-8
+    (root / "bad\n::notice file=f::two.py").write_bytes(b"import pynvml\n\xff\n")
+    outside = root.parent / "outside.py"
+    outside.write_text(PYNVML)
+    os.symlink(outside, root / "::notice file=l::link.py")  # left out: a link out of the tree
+
+
+def _run_raw(cwd, *args, data=None) -> tuple[int, str, str]:
+    """Run rocmlint and keep its output as written: a carriage return stays one."""
+    proc = subprocess.run([sys.executable, "-m", "rocmlint", *args], cwd=cwd, input=data, capture_output=True, timeout=300)
+    return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+
+
+def _workflow_command_lines(output: str) -> list[str]:
+    """Lines GitHub Actions would read as workflow commands: a runner trims leading white space
+    and ends a line at a carriage return as well as at a line feed."""
+    return [line for line in output.splitlines() if line.lstrip().startswith("::")]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "gitlab", "junit"])
+def test_hostile_names_never_start_a_workflow_command(tmp_path, fmt):
+    root = tmp_path / "proj"
+    _hostile_tree(root)
+    code, stdout, stderr = _run_raw(root, "scan", ".", "--format", fmt, "--show-gated", "--show-skipped")
+    assert code == 1, stderr
+    assert "Traceback" not in stderr
+    assert "\r" not in stdout and "\r" not in stderr
+    assert _workflow_command_lines(stderr) == []
+    commands = _workflow_command_lines(stdout)
+    if fmt == "github":
+        # Only the annotations rocmlint writes, each property escaped (no `:` or `,` in a value).
+        assert commands and all(re.match(r"::(error|warning|notice) [^:]*::", line) for line in commands), commands
+        assert len(commands) == len(stdout.splitlines())
+    else:
+        assert commands == []
+    if fmt in ("json", "sarif", "gitlab"):
+        json.loads(stdout)
+    if fmt == "json":
+        document = json.loads(stdout)
+        assert set(HOSTILE) - {"gated\n::error file=g::g.py"} == {f["path"] for f in document["findings"]}
+        assert [g["path"] for g in document["gated"]] == ["gated\n::error file=g::g.py"]
+    if fmt == "junit":
+        from xml.etree import ElementTree
+
+        suites = ElementTree.fromstring(stdout)
+        assert len(suites.findall(".//failure")) == 5
+        # Every failure on one line of the report, its text and attributes included.
+        assert stdout.count("<failure ") == stdout.count("</failure>") == 5
+        assert all("</failure>" in line for line in stdout.splitlines() if "<failure " in line)
+    if fmt == "text":
+        assert "./::error file=a::x.py:1:1: ROCM001" in stdout
+        assert "nl\\n::error file=b::y.py:1:1: ROCM001" in stdout
+        assert "./::notice file=e::bad.py:2: skipped: not valid UTF-8" in stderr
+
+
+def test_hostile_names_in_statistics_stdin_and_diff(tmp_path):
+    root = tmp_path / "proj"
+    _hostile_tree(root)
+    fixable = "fix\n::error file=h::w.py"
+    (root / fixable).write_text('import torch\nmodel = torch.compile(model, mode="reduce-overhead")\n')
+    for args in (["--statistics"], ["--diff"], ["--format", "json", "--statistics"]):
+        code, stdout, stderr = _run_raw(root, "scan", ".", *args)
+        assert code == 1 and "Traceback" not in stderr, stderr
+        assert _workflow_command_lines(stdout) == [] and _workflow_command_lines(stderr) == []
+        assert "\r" not in stdout + stderr
+    _, diff, _ = _run_raw(root, "scan", ".", "--diff")
+    assert '--- "a/fix\\n::error file=h::w.py"' in diff
+    _, _, stderr = _run_raw(root, "scan", "-", "--stdin-filename", "::error file=i::in.py", data=b"import pynvml\n\xff\n")
+    assert "skipped" in stderr and _workflow_command_lines(stderr) == []

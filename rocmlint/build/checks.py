@@ -374,23 +374,20 @@ def project_nvidia_pins(directory: str, source_file: type) -> tuple[str, ...]:
     """The dependencies a project declares (pyproject.toml, setup.py install_requires, and the
     requirements.txt a build reads) that install NVIDIA builds, as `file:line text`. Each file
     is read as a `source_file` (the SourceFile type of the file being checked)."""
+    from rocmlint.files.tree import ProjectFiles
+
     found = []
+    files = ProjectFiles(directory)  # nothing outside the project's folder, no pipe or device
     readers = [("pyproject.toml", "pyproject"), ("setup.py", "python")]
     texts = {}
     for name, language in readers:
-        path = os.path.join(directory, name)
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                texts[name] = (handle.read(1024 * 1024), language)
-        except OSError:
-            continue
+        text = files.opened_text(os.path.join(directory, name), 1024 * 1024)
+        if text is not None:
+            texts[name] = (text, language)
     if any("requirements" in text for text, _ in texts.values()):
-        path = os.path.join(directory, "requirements.txt")
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                texts["requirements.txt"] = (handle.read(1024 * 1024), "requirements")
-        except OSError:
-            pass
+        text = files.opened_text(os.path.join(directory, "requirements.txt"), 1024 * 1024)
+        if text is not None:
+            texts["requirements.txt"] = (text, "requirements")
     for name, (text, language) in texts.items():
         source = source_file(os.path.join(directory, name), text, language)
         try:

@@ -33,6 +33,7 @@ from typing import Iterable
 
 from rocmlint.build import BuildFacts, Item, Origin, is_source_path
 from rocmlint.build.worlds import CUDA, ROCM, selects, switch_in_world
+from rocmlint.files.tree import glob_within, is_within
 
 # --- the language ---------------------------------------------------------------------------
 
@@ -715,7 +716,7 @@ class CMakeReader:
             return
         path = text if os.path.isabs(text) else os.path.join(scope.source_dir, text)
         path = os.path.normpath(path)
-        if not path.startswith(self.root) or path in self.facts.compiled[self.world]:
+        if not is_within(path, self.root) or path in self.facts.compiled[self.world]:
             return
         if os.path.isfile(path):  # `llama.cpp` may well be a directory
             self.facts.compile(self.world, path, item.origin)
@@ -1269,20 +1270,29 @@ class CMakeReader:
 
     def _glob(self, pattern: str, base: str, recursive: bool) -> list[str]:
         """Files a CMake glob matches: `*` stays within a directory; GLOB_RECURSE walks the
-        whole tree under each directory the pattern's directory part matches."""
+        whole tree under each directory the pattern's directory part matches. Only inside the
+        project: no link to a folder is followed, and no file a link takes out of it is named."""
         if _GENERATED in pattern:
             return []
         full = os.path.normpath(pattern if os.path.isabs(pattern) else os.path.join(base, pattern))
-        if not full.startswith(self.root):
+        if not is_within(full, self.root):
             return []
         if not recursive:
-            return [p for p in glob.glob(full) if os.path.isfile(p)]
+            return glob_within(full, self.root)
         directory, name_pattern = os.path.split(full)
+        real_root = os.path.realpath(self.root)
         matches = []
-        for top in sorted(glob.glob(directory)) if glob.has_magic(directory) else [directory]:
+        for top in glob_within(directory, self.root, kind="folder") if glob.has_magic(directory) else [directory]:
+            if not is_within(os.path.realpath(top), real_root):
+                continue  # a link out of the project
             for current, dirnames, filenames in os.walk(top):
                 dirnames.sort()
-                matches.extend(os.path.join(current, f) for f in sorted(filenames) if fnmatch.fnmatchcase(f, name_pattern))
+                for name in sorted(filenames):
+                    path = os.path.join(current, name)
+                    if fnmatch.fnmatchcase(name, name_pattern) and (
+                        not os.path.islink(path) or is_within(os.path.realpath(path), real_root)
+                    ):
+                        matches.append(path)
         return matches
 
     def _cmd_include(self, command: Command, scope: _Scope) -> None:
@@ -1301,7 +1311,7 @@ class CMakeReader:
             candidates.extend(os.path.join(d, target + ".cmake") for d in directories)
         for candidate in candidates:
             candidate = os.path.normpath(candidate)
-            if candidate.startswith(self.root) and os.path.isfile(candidate):
+            if is_within(candidate, self.root) and os.path.isfile(candidate):
                 self.run_file(candidate, scope)
                 return
 
@@ -1313,7 +1323,7 @@ class CMakeReader:
             return
         directory = os.path.normpath(target if os.path.isabs(target) else os.path.join(scope.source_dir, target))
         listfile = os.path.join(directory, "CMakeLists.txt")
-        if not directory.startswith(self.root) or not os.path.isfile(listfile):
+        if not is_within(directory, self.root) or not os.path.isfile(listfile):
             return
         child = scope.copy()
         child.source_dir = directory
@@ -1387,7 +1397,7 @@ class CMakeReader:
                 if text in ("SYSTEM", "BEFORE", "AFTER", "PRIVATE", "PUBLIC", "INTERFACE") or text.startswith("$<"):
                     continue
                 path = os.path.normpath(text if os.path.isabs(text) else os.path.join(scope.source_dir, text))
-                if path.startswith(self.root) and os.path.isdir(path):
+                if is_within(path, self.root) and os.path.isdir(path):
                     self.facts.include_dirs.add(path)
 
     def _cmd_get_filename_component(self, command: Command, scope: _Scope) -> None:

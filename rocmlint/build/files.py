@@ -201,10 +201,10 @@ def _rocm_sibling(path: str) -> str | None:
 
 
 def _includes(requirements_path: str, name: str) -> bool:
-    try:
-        with open(requirements_path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(256 * 1024)
-    except OSError:
+    from rocmlint.files.tree import ProjectFiles
+
+    text = ProjectFiles(os.path.dirname(requirements_path)).opened_text(requirements_path, 256 * 1024)
+    if text is None:
         return False
     return re.search(r"(?m)^\s*(?:-r|--requirement|-c|--constraint)[\s=]+\S*" + re.escape(name) + r"\s*$", text) is not None
 
@@ -498,14 +498,14 @@ def _cmake_walk(entry: str, path: str, text: str):
     if key in _CMAKE_WALKS:
         return _CMAKE_WALKS[key]
 
+    from rocmlint.files.tree import ProjectFiles
+
+    files = ProjectFiles(os.path.dirname(entry))  # nothing outside the build's folder, no pipe
+
     def read(name: str) -> str | None:
         if name == path:
             return text
-        try:
-            with open(name, encoding="utf-8", errors="replace") as handle:
-                return handle.read()
-        except OSError:
-            return None
+        return files.opened_text(name)
 
     try:
         facts = read_cmake(os.path.dirname(entry), [entry], read)

@@ -12,12 +12,12 @@ that the build reaches is compiled by it; naming one in a variable is not enough
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 
 from rocmlint.build import BuildFacts, Origin, is_source_path
 from rocmlint.build.worlds import CUDA, ROCM, selects, switch_in_world
+from rocmlint.files.tree import glob_within, is_within
 
 _ASSIGNMENT = re.compile(r"^(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(\+=|\?=|::=|:=|!=|=)\s*(.*)$")
 _CONDITIONAL = re.compile(r"^(ifeq|ifneq|ifdef|ifndef)\b\s*(.*)$")
@@ -149,10 +149,10 @@ class MakefileReader:
         word = word.rstrip(":;,")
         if not is_source_path(word):
             return
-        paths = glob.glob(os.path.join(self.base, word)) if any(c in word for c in "*?[") else [os.path.join(self.base, word)]
+        paths = glob_within(os.path.join(self.base, word), self.root) if any(c in word for c in "*?[") else [os.path.join(self.base, word)]
         for path in paths:
             path = os.path.normpath(path)
-            if path.startswith(self.root) and os.path.isfile(path):
+            if is_within(path, self.root) and os.path.isfile(path):
                 self.facts.compile(self.world, path, origin)
 
     def _expand(self, text: str, origin: Origin) -> tuple[frozenset[str] | None, tuple[tuple[str, Origin], ...]]:
@@ -172,7 +172,8 @@ class MakefileReader:
                 found = []
                 for pattern in sorted(pattern_options or ()):
                     for part in pattern.split():
-                        found.extend(os.path.relpath(p, self.base) for p in sorted(glob.glob(os.path.join(self.base, part))))
+                        matches = glob_within(os.path.join(self.base, part), self.root, kind="any")
+                        found.extend(os.path.relpath(p, self.base) for p in matches)
                 words.extend((f, origin) for f in found)
                 options = None if options is None else {o + " ".join(found) for o in options}
                 continue

@@ -8,6 +8,8 @@ import os
 import re
 from functools import lru_cache
 
+from rocmlint.files.tree import is_within
+
 BUILD_FILE_NAMES = ("CMakeLists.txt", "setup.py", "Makefile", "makefile", "GNUmakefile")
 _ROOT_MARKERS = BUILD_FILE_NAMES + ("pyproject.toml",)
 # Text in a build file that shows it has a ROCm side: ROCm, HIP as a word or a HIP tool or
@@ -25,17 +27,22 @@ VENDOR_DIRECTORIES = frozenset(
 
 
 @lru_cache(maxsize=4096)
-def find_project_root(directory: str) -> str | None:
+def find_project_root(directory: str, ceiling: str | None = None) -> str | None:
     """The project a directory belongs to: the highest ancestor (the directory itself
-    included) that holds a build file, not above the git work tree it is in, and never the
-    home directory or above it. None when there is none. A git submodule's checkout is part of
-    the project that holds it (its vendored code), not a work tree of its own."""
+    included) that holds a build file, not above the git work tree it is in, never the
+    home directory or above it, and never above `ceiling` (an absolute folder: outside git,
+    the highest folder the user asked to scan, so that a build file in a shared parent folder
+    such as /tmp is not taken for the project's). None when there is none. A git submodule's
+    checkout is part of the project that holds it (its vendored code), not a work tree of its
+    own."""
     directory = os.path.abspath(directory)
     home = os.path.expanduser("~")
     best = None
     current = directory
     while True:
         if current == home or (home.startswith(current + os.sep) and current != directory):
+            break
+        if ceiling is not None and not is_within(current, ceiling):
             break
         try:
             names = set(os.listdir(current))

@@ -20,13 +20,13 @@ file cannot decide run both branches. `-DNAME` strings and `define_macros` becom
 from __future__ import annotations
 
 import ast
-import glob
 import os
 import re
 from dataclasses import dataclass
 
 from rocmlint.build import BuildFacts, Item, Origin, is_source_path
 from rocmlint.build.worlds import CUDA, ROCM, python_switch_in_world, selects, vendor_literal
+from rocmlint.files.tree import glob_within, is_within
 from rocmlint.python.imports import import_statements
 
 _MAX_CONSTS = 8
@@ -703,7 +703,7 @@ class SetupPyReader:
         full = self._absolute(pattern)
         if full is None:
             return []
-        return sorted(p for p in glob.glob(full, recursive=recursive) if os.path.isfile(p))
+        return glob_within(full, self.root, recursive=recursive)
 
     def _absolute(self, text: str) -> str | None:
         if text.startswith(_BUILD_DIR):
@@ -727,7 +727,7 @@ class SetupPyReader:
             if not paths and self.resolve_elsewhere is not None:
                 paths = self.resolve_elsewhere(text)
             for path in paths:
-                if path.startswith(self.root):
+                if is_within(path, self.root):
                     self.facts.compile(self.world, path, item.origin)
                     self.compiled_here.add(path)
 
@@ -756,7 +756,7 @@ class SetupPyReader:
             elif keyword.arg == "include_dirs":
                 for item in self._value(keyword.value, env).items:
                     path = self._absolute(item.text)
-                    if path and path.startswith(self.root) and os.path.isdir(path):
+                    if path and is_within(path, self.root) and os.path.isdir(path):
                         self.facts.include_dirs.add(path)
         values = [self._value(a, env) for a in node.args] + [self._value(k.value, env) for k in node.keywords]
         for value in values:

@@ -43,8 +43,9 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
 )
 
 
-# rocmlint's own kept results (rocmlint.files.result_cache): never scanned, and not listed as left
-# out either, so that a scan's report does not depend on whether one ran before.
+# Where rocmlint kept results in the project before they moved to the user's cache folder
+# (rocmlint.files.result_cache); older checkouts still have one. Never scanned, and not listed as
+# left out either, so that a scan's report does not depend on whether one ran before.
 OWN_CACHE_DIR = ".rocmlint_cache"
 
 
@@ -126,8 +127,9 @@ class TooLarge(ReadError):
     pass
 
 
-def read_regular_file(path: str, max_bytes: int) -> bytes:
-    """The bytes of a regular file, at most `max_bytes` of them (0: no limit).
+def read_regular_file(path: str, max_bytes: int, *, prefix: bool = False) -> bytes:
+    """The bytes of a regular file, at most `max_bytes` of them (0: no limit); with `prefix`,
+    the first `max_bytes` bytes of a longer file rather than TooLarge.
 
     Opened without blocking and checked on the open descriptor, so a FIFO or device put in
     a file's place after discovery is still never read; the size limit counts the bytes
@@ -142,16 +144,18 @@ def read_regular_file(path: str, max_bytes: int) -> bytes:
         problem = _kind_problem(info.st_mode)
         if problem is not None:
             raise ReadError(problem)
-        if max_bytes and info.st_size > max_bytes:
+        if max_bytes and info.st_size > max_bytes and not prefix:
             raise TooLarge(f"{info.st_size} bytes is over the size limit of {max_bytes} bytes (max-file-size)")
         chunks = []
         total = 0
         while True:
-            chunk = os.read(descriptor, 1 << 20)
+            chunk = os.read(descriptor, 1 << 20 if not (prefix and max_bytes) else min(1 << 20, max_bytes - total))
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
+            if prefix and max_bytes and total >= max_bytes:
+                break
             if max_bytes and total > max_bytes:
                 raise TooLarge(f"more than {max_bytes} bytes, over the size limit (max-file-size)")
         return b"".join(chunks)
@@ -472,6 +476,18 @@ def _git(directory: str, *arguments: str) -> bytes | None:
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
     return completed.stdout if completed.returncode == 0 else None
+
+
+def git_work_tree(directory: str) -> str | None:
+    """The top of the git work tree that `directory` is in, as git says (a `.git` that git does
+    not take for a repository of the user's does not count), or None: outside one, without
+    git, or with ROCMLINT_NO_GIT set (as for the file walk)."""
+    if os.environ.get("ROCMLINT_NO_GIT"):
+        return None
+    top = _git(directory, "rev-parse", "--show-toplevel")
+    if top is None or not top.strip():
+        return None
+    return os.fsdecode(top.strip())
 
 
 def _git_files(directory: str) -> tuple[list[str], list[str], list[str], bool] | None:

@@ -28,6 +28,14 @@ miss, never an error; a cache directory that cannot be written is a cache that k
 Files whose per-file pass had nothing to do (no check's marker in them) get no entry of their
 own: their keys are listed together in one file (`unmarked.json`), read once per process, so
 that a re-scan neither decodes nor searches them again.
+
+A kept result decides what a scan reports, so it must never come from the tree being scanned:
+anyone with the same rocmlint can compute the keys, and a checkout could carry entries with no
+findings in them. Results are kept in the user's cache folder by default, one folder per scan
+root (default_directory), and a folder that git tracks files in, or that belongs to another
+user, is never used, whoever named it (refusal). Inside the folder only regular files of the
+user's are read, never through a symbolic link and never more than _MAX_KEPT_BYTES of one; a
+named pipe or a device put there is not waited on, and nothing is written through a link.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -43,9 +52,16 @@ from rocmlint import __version__
 from rocmlint.findings import Edit, Finding, Fix, Problem
 
 ENVIRONMENT_VARIABLE = "ROCMLINT_CACHE_DIR"
-DEFAULT_DIRECTORY = ".rocmlint_cache"  # rocmlint.files.discovery.OWN_CACHE_DIR: never scanned
 _FORMAT = 1
 _UNMARKED = "unmarked.json"
+# A kept file longer than this is not read (a miss): far above any real entry or key list.
+_MAX_KEPT_BYTES = 64 << 20
+# The cache directory tag (https://bford.info/cachedir/): backup tools pass the folder over.
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file marks a cache folder of rocmlint (per-file results kept between scans).\n"
+    "# It can be deleted at any time. See https://bford.info/cachedir/ for what this file is.\n"
+)
 # Keys of files that changed or went away are never taken out; past this many the list
 # starts again from one scan's keys.
 _UNMARKED_LIMIT = 500_000
@@ -178,13 +194,15 @@ def scan_salt(checks: Sequence, gpu_target) -> str:
     return digest.hexdigest()
 
 
-def write_by_rename(target: str, text: str, prefix: str) -> None:
+def write_by_rename(target: str, text: str, prefix: str, suffix: str = ".json") -> None:
     """Write a kept file whole or not at all: into a temporary file beside it, renamed over it,
     so that a reader never sees half a file (a scan stopped mid-write, two scans at once). No
-    fsync: a kept file lost in a crash only costs the time to make it again."""
+    fsync: a kept file lost in a crash only costs the time to make it again. Nothing is written
+    through a symbolic link: the temporary file is created new, and a rename replaces a link
+    at `target` rather than following it."""
     import tempfile
 
-    descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=prefix, suffix=".json")
+    descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=prefix, suffix=suffix)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -194,13 +212,58 @@ def write_by_rename(target: str, text: str, prefix: str) -> None:
         raise
 
 
+def _read_kept(path: str) -> bytes | None:
+    """The bytes of a file in the cache folder, or None: only a regular file that belongs to
+    the user, never one reached through a symbolic link, at most _MAX_KEPT_BYTES. Opened
+    without blocking and checked on the open descriptor, so a named pipe or a device in its
+    place is never waited on nor read."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        descriptor = os.open(path, flags | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None  # missing, a link (O_NOFOLLOW), unreadable
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_KEPT_BYTES or not _own(info):
+            return None
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(descriptor, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > _MAX_KEPT_BYTES:
+                return None
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def _own(info: os.stat_result) -> bool:
+    """Whether a file or folder belongs to the user rocmlint runs as (always, where the system
+    has no owners)."""
+    return not hasattr(os, "geteuid") or info.st_uid == os.geteuid()
+
+
+def _is_folder(path: str) -> bool:
+    """A real folder, not a symbolic link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 class ResultCache:
-    """Kept per-file results under `directory` (created on first write)."""
+    """Kept per-file results under `directory` (created on first write). A directory that must
+    not be trusted (refusal) is a cache that keeps nothing."""
 
     def __init__(self, directory: str | os.PathLike, salt: str):
         self.directory = os.path.abspath(directory)
         self.salt = salt
-        self._writable = True
+        self.refused = refusal(self.directory)
+        self._writable = self.refused is None
         self._unmarked: frozenset[str] | None = None  # read on first use
         self.new_unmarked: list[str] = []  # found in this process, for save_unmarked
 
@@ -215,9 +278,11 @@ class ResultCache:
         self.new_unmarked.append(key)
 
     def _read_unmarked(self) -> frozenset[str]:
+        if self.refused is not None:
+            return frozenset()
         try:
-            with open(os.path.join(self.directory, _UNMARKED), "rb") as handle:
-                keys = json.loads(handle.read())
+            data = _read_kept(os.path.join(self.directory, _UNMARKED))
+            keys = json.loads(data) if data is not None else None
             if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
                 return frozenset(keys)
         except Exception:  # noqa: BLE001 - a missing or damaged list is an empty one
@@ -254,9 +319,16 @@ class ResultCache:
 
     def get(self, key: str) -> tuple[list[Finding], list[Problem]] | None:
         """The kept result, or None: missing, unreadable, of another shape, or stale."""
+        if self.refused is not None:
+            return None
+        path = self._entry_path(key)
+        if not _is_folder(os.path.dirname(path)):
+            return None  # no entries yet, or a link put in the folder's place
         try:
-            with open(self._entry_path(key), "rb") as handle:
-                entry = json.loads(handle.read())
+            data = _read_kept(path)
+            if data is None:
+                return None
+            entry = json.loads(data)
             if entry.get("format") != _FORMAT or not _answers_hold(entry["questions"]):
                 return None
             return [_finding(f) for f in entry["findings"]], [Problem(*p) for p in entry["problems"]]
@@ -279,7 +351,9 @@ class ResultCache:
         target = self._entry_path(key)
         try:
             folder = os.path.dirname(target)
-            if not os.path.isdir(folder):
+            if not _is_folder(folder):
+                if os.path.lexists(folder):
+                    return  # something else in the folder's place (a link): this entry is not kept
                 self._prepare()
                 os.makedirs(folder, exist_ok=True)
             write_by_rename(target, encoded, prefix=".tmp-")
@@ -288,12 +362,18 @@ class ResultCache:
 
     def _prepare(self) -> None:
         """Create the directory with a .gitignore that ignores it whole (git, and so rocmlint's
-        discovery, never list it) and a tag that says what it is."""
+        discovery, never list it) and a cache directory tag that says what it is. Each is written
+        by rename where nothing of that name is there (a link there is left alone, never
+        followed)."""
         os.makedirs(self.directory, exist_ok=True)
-        ignore = os.path.join(self.directory, ".gitignore")
-        if not os.path.exists(ignore):
-            with open(ignore, "w", encoding="utf-8") as handle:
-                handle.write("# Created by rocmlint: results kept between scans (safe to delete).\n*\n")
+        marks = {
+            ".gitignore": "# Created by rocmlint: results kept between scans (safe to delete).\n*\n",
+            "CACHEDIR.TAG": _CACHEDIR_TAG,
+        }
+        for name, text in marks.items():
+            path = os.path.join(self.directory, name)
+            if not os.path.lexists(path):
+                write_by_rename(path, text, prefix=".tmp-", suffix="")
 
 
 def _finding_json(finding: Finding) -> list:
@@ -320,7 +400,77 @@ def _finding(item: list) -> Finding:
     )
 
 
-def default_directory(root: Path) -> Path:
-    """Where results are kept: $ROCMLINT_CACHE_DIR, else `.rocmlint_cache` in `root`."""
+# --- where results are kept -----------------------------------------------------------------
+
+
+def user_cache_folder() -> str | None:
+    """$XDG_CACHE_HOME, else ~/.cache (a relative $XDG_CACHE_HOME is not used, as the XDG base
+    directory specification says); None without a home folder."""
+    folder = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(folder):
+        return folder
+    home = os.path.expanduser("~")
+    return os.path.join(home, ".cache") if os.path.isabs(home) else None
+
+
+def default_directory(root: Path) -> Path | None:
+    """Where results are kept: $ROCMLINT_CACHE_DIR, else a folder of the user's cache folder
+    (`rocmlint/results/`) named by a hash of the real path of `root`, the scan root, so that
+    projects do not evict each other's results; None when there is no user cache folder."""
     configured = os.environ.get(ENVIRONMENT_VARIABLE)
-    return Path(configured) if configured else root / DEFAULT_DIRECTORY
+    if configured:
+        return Path(configured)
+    folder = user_cache_folder()
+    if folder is None:
+        return None
+    import hashlib
+
+    name = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=12).hexdigest()
+    return Path(folder, "rocmlint", "results", name)
+
+
+@functools.lru_cache(maxsize=16)
+def refusal(directory: str) -> str | None:
+    """Why results must not be kept in `directory`, or None. Results kept where the scanned
+    tree can supply them would let it choose its own verdict: a folder that git tracks files
+    in (a checkout holds those files) or that belongs to another user is never used."""
+    real = os.path.realpath(directory)
+    try:
+        info = os.stat(real)
+    except (OSError, ValueError):
+        return None  # not there yet: it is created, the user's, on the first write
+    if stat.S_ISDIR(info.st_mode) and not _own(info):
+        return "it belongs to another user"
+    if stat.S_ISDIR(info.st_mode):
+        return _git_refusal(real)
+    return None  # not a folder: nothing is read from it, and writing fails (keeps nothing)
+
+
+def _git_refusal(folder: str) -> str | None:
+    """Why not `folder` (a real path to a folder), as far as git is concerned: git tracks files
+    in it, or it is in a work tree and git cannot say. Git is asked only when a folder at or
+    above it has a `.git`."""
+    current = folder
+    while not os.path.lexists(os.path.join(current, ".git")):
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None  # in no git work tree
+        current = parent
+    import subprocess  # here: only a cache folder inside a work tree runs git
+
+    def git(*arguments: str) -> bytes | None:
+        try:
+            completed = subprocess.run(
+                ["git", "-C", folder, *arguments], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, timeout=120, check=False,
+            )
+        except (OSError, subprocess.SubprocessError, ValueError):
+            return None
+        return completed.stdout if completed.returncode == 0 else None
+
+    listed = git("ls-files", "-z", "--cached", "--", ".")
+    if listed is not None:
+        return "git tracks files in it" if listed.strip(b"\0") else None
+    if (git("rev-parse", "--is-inside-git-dir") or b"").strip() == b"true":
+        return None  # inside a .git folder: git tracks nothing there
+    return "it is inside a git work tree and git cannot say whether it tracks files in it"

@@ -158,10 +158,28 @@ def rewritten(raw: bytes, findings, unsafe: bool) -> tuple[bytes, int]:
     return (b"\xef\xbb\xbf" if bom else b"") + fixed.encode("utf-8"), applied
 
 
+def _diff_name(name: str) -> str:
+    """A file name for a diff header. One with a control character in it (a line break would
+    end the header and start a line of its own) is quoted as git quotes it, which `git apply`
+    reads: C escapes inside double quotes, other bytes in octal. Other names are as they are."""
+    if not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name):
+        return name
+    named = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord('"'): '\\"', ord("\\"): "\\\\"}
+    out = []
+    for byte in os.fsencode(name):
+        if byte in named:
+            out.append(named[byte])
+        elif byte < 0x20 or byte >= 0x7F:
+            out.append(f"\\{byte:03o}")
+        else:
+            out.append(chr(byte))
+    return '"' + "".join(out) + '"'
+
+
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
     old = before.decode("utf-8-sig").splitlines(keepends=True)
     new = after.decode("utf-8-sig").splitlines(keepends=True)
-    lines = difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}")
+    lines = difflib.unified_diff(old, new, fromfile=_diff_name(f"a/{path}"), tofile=_diff_name(f"b/{path}"))
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 

@@ -27,12 +27,12 @@ import re
 
 from rocmlint.build import CUDA, ROCM, SOURCE_SUFFIXES, BuildFacts
 from rocmlint.build.project_root import BUILD_FILE_NAMES, ROCM_TEXT, VENDOR_DIRECTORIES
+from rocmlint.files.tree import ProjectFiles
 from rocmlint.project.model import (
     UNKNOWN_FILE,
     FileVerdict,
     Overrides,
     ProjectModel,
-    _read_text,
     vendored_directory,
 )
 
@@ -78,7 +78,9 @@ def _without_hash_comments(text: str) -> str:
     return re.sub(r"(?m)#.*$", "", text)
 
 
-def _read_build(root: str, build_files: list[str], problems: list[str], vendored=lambda path: False) -> tuple[BuildFacts, bool]:
+def _read_build(
+    root: str, build_files: list[str], problems: list[str], vendored=lambda path: False, files: ProjectFiles | None = None
+) -> tuple[BuildFacts, bool]:
     """Read the root's build and every other build file that has a ROCm side of its own."""
     from rocmlint.build.cmake import read_cmake
     from rocmlint.build.makefile import read_makefile
@@ -86,17 +88,19 @@ def _read_build(root: str, build_files: list[str], problems: list[str], vendored
 
     facts = BuildFacts()
     texts: dict[str, str | None] = {}
+    files = files or ProjectFiles(root)
 
     def text_of(path: str) -> str | None:
         if path not in texts:
-            texts[path] = _read_text(path)
+            texts[path] = files.text(path)
         return texts[path]
 
     def read(path: str) -> None:
         name = os.path.basename(path)
         text = text_of(path)
         if text is None:
-            problems.append(f"{path}: cannot read")
+            why = files.refused.get(path)
+            problems.append(f"{path}: not read: {why}" if why else f"{path}: cannot read")
             return
         try:
             if name == "CMakeLists.txt":
@@ -147,9 +151,9 @@ def _source_verdicts(model: ProjectModel, facts: BuildFacts, overrides: Override
                 model.verdicts[path] = FileVerdict("rocm")
 
 
-def _submodules(root: str) -> list[str]:
+def _submodules(root: str, files: ProjectFiles) -> list[str]:
     """Directories that .gitmodules declares as git submodules."""
-    text = _read_text(os.path.join(root, ".gitmodules")) or ""
+    text = files.text(os.path.join(root, ".gitmodules")) or ""
     return [os.path.normpath(os.path.join(root, m.group(1).strip())) for m in re.finditer(r"^\s*path\s*=\s*(.+)$", text, re.M)]
 
 
@@ -186,17 +190,18 @@ def build_model(root: str, overrides: Overrides | None = None, known: dict | Non
     directives of files the scan has already read (absolute path -> FileDirectives)."""
     root = os.path.abspath(root)
     model = ProjectModel(root)
-    model.vendored = {path: "a git submodule" for path in _submodules(root)}
+    model.files = files = ProjectFiles(root)
+    model.vendored = {path: "a git submodule" for path in _submodules(root, files)}
     build_files, sources, python_files = _walk(root)
     facts, model.has_rocm_side = _read_build(
-        root, build_files, model.problems, lambda path: vendored_directory(model, path) is not None
+        root, build_files, model.problems, lambda path: vendored_directory(model, path) is not None, files
     )
     if sources:
         from rocmlint.build.setup_py import read_extension_builders
 
         unread_setups = [p for p in build_files if os.path.basename(p) == "setup.py" and p not in facts.files_read]
         own_python = [p for p in python_files + unread_setups if vendored_directory(model, p) is None]
-        read_extension_builders(root, own_python, sources, _read_text, facts)
+        read_extension_builders(root, own_python, sources, files.text, facts)
     model.build_files = [model.relative(p) for p in facts.files_read]
     if model.has_rocm_side and facts.files_read and facts.nvidia_toolchain is None:
         model.amd_only = (
@@ -209,7 +214,7 @@ def build_model(root: str, overrides: Overrides | None = None, known: dict | Non
         from rocmlint.project.python_jit import jit_cuda_only
 
         own_python = [p for p in python_files if vendored_directory(model, p) is None]
-        for path, why in jit_cuda_only(root, own_python, sources, _read_text).items():
+        for path, why in jit_cuda_only(root, own_python, sources, files.text).items():
             if model.verdicts.get(path, UNKNOWN_FILE).compiled_for in ("unknown", "both") and path not in facts.compiled[ROCM]:
                 model.verdicts[path] = FileVerdict("cuda", why, "compiled just in time for NVIDIA")
     from rocmlint.project.analysis import analyse_sources

@@ -37,7 +37,6 @@ from rocmlint.project.model import (
     Overrides,
     ProjectModel,
     Shim,
-    _read_text,
     vendored_directory,
 )
 from rocmlint.project.includes import Definition, ProjectSources, parse_definition
@@ -74,11 +73,11 @@ class _UnionFind:
 
 
 def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], overrides: Overrides | None, known=None) -> None:
-    index = ProjectSources(sources, _read_text, known)
+    index = ProjectSources(sources, model.read_text, known)
     model.sources = index
     include_dirs = sorted(facts.include_dirs)
     torch_extension = any(
-        os.path.basename(p) == "setup.py" and "cpp_extension" in (_read_text(p) or "") for p in facts.files_read
+        os.path.basename(p) == "setup.py" and "cpp_extension" in (model.read_text(p) or "") for p in facts.files_read
     )
     base: dict[str, MacroFact] = {name: MacroFact(True, value) for name, value in _HIP_BUILD_MACROS.items()}
     if torch_extension:
@@ -389,7 +388,7 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
         sites = walk.include_sites.get(path, [])
         if not (_names_hip(path) or (sites and all(p for _, p in sites) and not _names_cuda(path))):
             continue
-        text = _read_text(path)
+        text = model.read_text(path)
         if not text or "__device__" not in text:
             continue
         for match in _DEVICE_FUNCTION.finditer(text):

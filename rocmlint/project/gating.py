@@ -7,20 +7,25 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 from typing import Sequence
 
 from rocmlint.config import Config
 from rocmlint.files.languages import language_of
+from rocmlint.files.tree import is_within
 from rocmlint.findings import Finding, Problem
 
 
 def apply_project_model(
-    findings: list[Finding], checks: Sequence, config: Config, problems: list[Problem], known: dict | None = None
+    findings: list[Finding], checks: Sequence, config: Config, problems: list[Problem], known: dict | None = None,
+    scanned: Sequence | None = None,
 ) -> list[Finding]:
     """Look again at every C/C++ hit with what its project's build says (rocmlint.project):
     hits in files the ROCm build never compiles, under macros the project defines only for
     NVIDIA, or in calls a HIP shim rewrites are gated; hits the file alone took for dead code
-    come back when the project defines the macro for HIP. Built only for projects with hits."""
+    come back when the project defines the macro for HIP. Built only for projects with hits.
+    `scanned`: the paths the user asked to scan; outside git, no project starts above them
+    (project_ceiling)."""
     from dataclasses import replace as replaced
 
     from rocmlint.build.project_root import find_project_root, nvidia_only_subproject
@@ -41,9 +46,10 @@ def apply_project_model(
 
     overrides = _overrides(config)
     models: dict[str, object] = {}
+    folders = _folders(scanned or ())
     for path, indexes in by_path.items():
         absolute = os.path.abspath(path)
-        root = find_project_root(os.path.dirname(absolute))
+        root = find_project_root(os.path.dirname(absolute), project_ceiling(absolute, folders))
         if root is None:
             declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
             if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
@@ -94,6 +100,38 @@ def apply_project_model(
                     how = "redefines {} for HIP without its mask" if dropping_mask else "defines {} for HIP"
                     findings[index] = replaced(finding, gate=f"HIP shim: {where} {how.format(callee)}")
     return findings
+
+
+def _folders(scanned: Sequence) -> list[str]:
+    folders = []
+    for path in scanned:
+        absolute = os.path.abspath(path)
+        if os.path.isdir(absolute):
+            folders.append(absolute)
+    return folders
+
+
+def project_ceiling(absolute: str, folders: list[str]) -> str | None:
+    """The highest folder a file's project may start in, or None for no limit but git's. Inside
+    a git work tree (as git says) the work tree bounds the project, as it always has. Outside
+    one: the highest scanned folder that holds the file; for a file named on its own (or read
+    from standard input), the current directory where it holds the file, else the file's own
+    folder. A build file in a folder above, shared with others (/tmp/CMakeLists.txt above the
+    scanned /tmp/proj), is not the project's."""
+    holding = [folder for folder in folders if is_within(absolute, folder)]
+    if holding:
+        ceiling = min(holding, key=len)
+    else:
+        cwd = os.getcwd()
+        ceiling = cwd if is_within(absolute, cwd) else os.path.dirname(absolute)
+    return None if _in_git_work_tree(ceiling) else ceiling
+
+
+@lru_cache(maxsize=256)
+def _in_git_work_tree(folder: str) -> bool:
+    from rocmlint.files.discovery import git_work_tree
+
+    return git_work_tree(folder) is not None
 
 
 def _hipify_rewrites(hipify_gated: bool | str, finding: Finding) -> bool:

@@ -70,6 +70,15 @@ class ProjectModel:
     tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
     sources: object | None = None  # the ProjectSources the pass read (directives of every file)
     problems: list[str] = field(default_factory=list)
+    files: object | None = None  # the ProjectFiles every file of the project is read through
+
+    def read_text(self, path: str) -> str | None:
+        """A file of the project as text, or None (rocmlint.files.tree.ProjectFiles.text)."""
+        if self.files is None:
+            from rocmlint.files.tree import ProjectFiles
+
+            self.files = ProjectFiles(self.root)
+        return self.files.text(path)
 
     # --- what the gates ask -----------------------------------------------------------------
 
@@ -133,22 +142,13 @@ class ProjectModel:
         return os.path.relpath(path, self.root).replace(os.sep, "/")
 
 
-def _read_text(path: str, limit: int = 8 * 1024 * 1024) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError:
-        return None
-    if len(data) > limit or b"\0" in data[:8192]:
-        return None
-    return data.decode("utf-8", errors="replace")
-
-
 def vendored_directory(model: ProjectModel, path: str) -> str | None:
     """The vendored directory a file sits in (a git submodule, a directory under third_party/
     and the like, or another project copied in), or None for the project's own code."""
+    from rocmlint.files.tree import is_within
+
     directory, child = os.path.dirname(path), None
-    while directory.startswith(model.root) and directory != model.root:
+    while is_within(directory, model.root) and directory != model.root:
         if directory in model.vendored:
             return directory
         if os.path.basename(directory) in VENDOR_DIRECTORIES:

@@ -15,6 +15,13 @@ def _xml(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
+def _one_line(text: str) -> str:
+    """Text of an element on one line: ElementTree writes line breaks in attributes as
+    character references, but in text as they are, where a file name or flagged code holding
+    one would start a line of its own in a CI log (`::error ...` is a GitHub workflow command)."""
+    return _xml(text).replace("\r", "\\r").replace("\n", "\\n")
+
+
 def render_junit(result) -> str:
     by_path: dict[str, list] = {}
     for finding in result.findings:
@@ -31,7 +38,7 @@ def render_junit(result) -> str:
             where = _xml(f"{path}:{f.line}:{f.col + 1}")
             case = ElementTree.SubElement(suite, "testcase", name=f"{f.check_id} at {where}", classname=_xml(path))
             failure = ElementTree.SubElement(case, "failure", message=_xml(f"{f.check_id} {f.message}"), type=f.check_id)
-            failure.text = _xml(f"{where}: {f.check_id} {f.message}")
+            failure.text = _one_line(f"{where}: {f.check_id} {f.message}")
     if result.problems:
         suite = ElementTree.SubElement(
             suites, "testsuite", name="files not scanned", tests=str(len(result.problems)), failures="0", errors="0",

@@ -25,12 +25,21 @@ def shown(text: str) -> str:
     return _UNSHOWABLE.sub(_escape, text) if _UNSHOWABLE.search(text) else text
 
 
+def shown_path(path: str) -> str:
+    """A path as the first thing on an output line: shown(path), and never the start of a CI
+    workflow command. GitHub Actions takes any line of a step's output that starts with `::`
+    (after white space) for a command (`::error file=x::...`, `::add-mask::...`), so a path
+    that would start one is written `./::...`, which names the same file."""
+    text = shown(path)
+    return "./" + text if text.lstrip().startswith("::") else text
+
+
 def render_text(result, *, show_fix: bool = False, show_gated: bool = False, rocm_version=None, show_skipped: bool = False) -> str:
     out: list[str] = []
     for f in result.findings:
         # As in ruff, [*] marks what plain --fix repairs; unsafe fixes are counted in the summary.
         marker = " [*]" if f.fix is not None and f.fix.safety == "safe" else ""
-        out.append(f"{shown(f.path)}:{f.line}:{f.col + 1}: {f.check_id}{marker} {shown(f.message)}")
+        out.append(f"{shown_path(f.path)}:{f.line}:{f.col + 1}: {f.check_id}{marker} {shown(f.message)}")
         if show_fix:
             check = check_by_id(f.check_id)
             if check is not None and check.fix is not None:
@@ -44,19 +53,23 @@ def render_text(result, *, show_fix: bool = False, show_gated: bool = False, roc
     if show_gated and result.gated:
         out.append(f"Gated, not reported ({len(result.gated)}):")
         for f in result.gated:
-            out.append(f"{shown(f.path)}:{f.line}:{f.col + 1}: {f.check_id} {shown(f.message)}")
+            out.append(f"{shown_path(f.path)}:{f.line}:{f.col + 1}: {f.check_id} {shown(f.message)}")
             out.append(f"    gated: {shown(f.gate)}")
     if show_skipped and result.problems:
         out.append(f"Skipped, could not be analysed ({len(result.problems)}):")
         for p in result.problems:
-            where = f"{shown(p.path)}:{p.line}" if p.line else shown(p.path)
-            out.append(f"{where}: {shown(p.reason)}")
+            out.append(f"{problem_location(p)}: {shown(p.reason)}")
     left_out = getattr(result, "left_out", [])
     if show_skipped and left_out:
         out.append(f"Left out ({len(left_out)}):")
-        out.extend(f"{shown(p.path)}: {shown(p.reason)}" for p in left_out)
+        out.extend(f"{shown_path(p.path)}: {shown(p.reason)}" for p in left_out)
     out.append(summary(result, show_gated=show_gated))
     return "\n".join(out) + "\n"
+
+
+def problem_location(problem) -> str:
+    """`path:line` (or `path`) of a file that could not be analysed, as it starts a line."""
+    return f"{shown_path(problem.path)}:{problem.line}" if problem.line else shown_path(problem.path)
 
 
 def summary(result, *, show_gated: bool = False) -> str:
