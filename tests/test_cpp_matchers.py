@@ -9,7 +9,7 @@ from rocmlint.source import SourceFile
 
 
 def _lines(code: str, check_id: str, path: str = "k.cu") -> list[int]:
-    findings, _ = check_source(SourceFile(path, code, "cpp"), select_checks([check_id]))
+    findings, _ = check_source(SourceFile(path, code, "cpp"), select_checks([check_id], preview=True))
     return [f.line for f in findings]
 
 
@@ -122,7 +122,7 @@ def test_the_lds_limit_follows_the_configured_gpus():
         (("gfx950", "gfx942"), [1, 2], "at most 64 KiB of LDS (gfx950: 160 KiB, gfx942: 64 KiB)"),
     ):
         source = SourceFile("k.cu", code, "cpp", target=GpuTarget(None, archs))
-        findings, _ = check_source(source, select_checks(["ROCM209"]))
+        findings, _ = check_source(source, select_checks(["ROCM209"], preview=True))
         assert [f.line for f in findings] == lines and words in findings[0].message
 
 
@@ -156,7 +156,7 @@ def test_files_written_for_amd_keep_their_own_lane_counts():
         "__device__ int r(int x) { return __builtin_amdgcn_readfirstlane(x); }\n"
     )
     source = SourceFile("k.hip", code, "cpp")
-    findings, _ = check_source(source, select_checks(["ROCM202"]), keep_gated=True)
+    findings, _ = check_source(source, select_checks(["ROCM202"], preview=True), keep_gated=True)
     assert [f.gate for f in findings] == [
         "the file is written for AMD GPUs: it uses `__builtin_amdgcn_readfirstlane` (line 2) outside any GPU stack test"
     ]

@@ -62,16 +62,16 @@ def test_file_name_must_match_id_and_name(tmp_path):
 def test_files_without_markers_are_never_parsed():
     # Not valid Python, but it mentions no check's marker: nothing to report, no parse error.
     source = SourceFile("x.py", "def broken(:\n", "python")
-    assert check_source(source, select_checks()) == ([], [])
+    assert check_source(source, select_checks(preview=True)) == ([], [])
     with_marker = SourceFile("y.py", "import pynvml\ndef broken(:\n", "python")
-    findings, problems = check_source(with_marker, select_checks())
+    findings, problems = check_source(with_marker, select_checks(preview=True))
     assert findings == [] and "syntax error" in problems[0].reason
 
 
 def test_build_checks_read_only_setup_py_among_python_files():
     # "torch==2.1.0" holds ROCM307's marker; outside setup.py no build check reads a Python
     # file, so a module that is not valid Python is not parsed for them.
-    checks = select_checks(["ROCM3"])
+    checks = select_checks(["ROCM3"], preview=True)
     text = "REQUIRES = ['torch==2.1.0']\ndef broken(:\n"
     assert check_source(SourceFile("pkg/module.py", text, "python"), checks) == ([], [])
     findings, problems = check_source(SourceFile("pkg/setup.py", text, "python"), checks)
@@ -99,14 +99,14 @@ def test_noqa_forms():
         import pynvml  # noqa: E501
         """
     )
-    findings, _ = check_source(SourceFile("x.py", code, "python"), select_checks())
+    findings, _ = check_source(SourceFile("x.py", code, "python"), select_checks(preview=True))
     assert [f.line for f in findings] == [5, 6]
 
 
 def test_selection():
-    assert [c.id for c in select_checks(["ROCM001"])] == ["ROCM001"]
-    assert "ROCM001" not in [c.id for c in select_checks(None, ["rocm001"])]
-    assert [c.id for c in select_checks(["ALL"])] == sorted(c.id for c in select_checks(["ALL"]))
+    assert [c.id for c in select_checks(["ROCM001"], preview=True)] == ["ROCM001"]
+    assert "ROCM001" not in [c.id for c in select_checks(None, ["rocm001"], preview=True)]
+    assert [c.id for c in select_checks(["ALL"], preview=True)] == sorted(c.id for c in select_checks(["ALL"], preview=True))
 
 
 def test_parallel_scan_equals_serial_scan(tmp_path):
@@ -114,7 +114,7 @@ def test_parallel_scan_equals_serial_scan(tmp_path):
         text = "import pynvml\n" if i % 3 == 0 else "import torch\nm = torch.compile(m, mode='reduce-overhead')\n"
         (tmp_path / f"m{i:03d}.py").write_text(text)
     (tmp_path / "bad.py").write_bytes(b"\xff\xfe import pynvml")
-    checks = select_checks()
+    checks = select_checks(preview=True)
     config = Config(root=tmp_path)
     serial = scan(ScanRequest([tmp_path], checks, config, jobs=1))
     parallel = scan(ScanRequest([tmp_path], checks, config, jobs=2))
@@ -138,7 +138,7 @@ def test_cpp_suppression_forms():
         }
         """
     )
-    findings, _ = check_source(SourceFile("k.cu", code, "cpp"), select_checks(["ROCM003"]))
+    findings, _ = check_source(SourceFile("k.cu", code, "cpp"), select_checks(["ROCM003"], preview=True))
     assert [f.line for f in findings] == [7, 8, 9]
 
 
@@ -166,5 +166,5 @@ def test_a_match_that_takes_in_its_newline_ends_on_its_own_line():
     ],
 )
 def test_python_names_reached_through_aliases_are_resolved(code, check_id, lines):
-    findings, problems = check_source(SourceFile("m.py", code, "python"), select_checks([check_id]))
+    findings, problems = check_source(SourceFile("m.py", code, "python"), select_checks([check_id], preview=True))
     assert problems == [] and [f.line for f in findings] == lines

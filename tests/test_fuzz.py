@@ -33,7 +33,7 @@ EXAMPLES = int(os.environ.get("ROCMLINT_FUZZ_EXAMPLES", "100"))
 # on these sizes exceeds it by far.
 PER_FILE_SECONDS = 30
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_repos"
-CHECKS = select_checks(["ALL"])
+CHECKS = select_checks(["ALL"], preview=True)
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
 
 

@@ -50,7 +50,7 @@ CASES = {
 def test_stage_time_is_bounded(tmp_path, name):
     path = tmp_path / name
     path.write_text(CASES[name](), encoding="utf-8")
-    checks = select_checks(None)
+    checks = select_checks(None, preview=True)
     started = time.perf_counter()
     findings, problems = check_file(Target(str(path), language_of(name)), checks, 0, {})
     result = ScanResult(findings=[f for f in findings if f.gate is None], problems=problems, files_scanned=1)

@@ -34,7 +34,8 @@ def _write(root, files: dict[str, str]) -> None:
 def _scan(target, cwd, *args) -> dict:
     """Scan in a subprocess with a timeout: a pipe opened by mistake would block for ever."""
     proc = subprocess.run(
-        [sys.executable, "-m", "rocmlint", "scan", str(target), "--format", "json", "--show-gated", "--exit-zero", "--no-cache", *args],
+        # --preview: what is read and gated does not depend on which checks are in preview.
+        [sys.executable, "-m", "rocmlint", "scan", str(target), "--format", "json", "--show-gated", "--exit-zero", "--no-cache", "--preview", *args],
         cwd=cwd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
@@ -147,7 +148,7 @@ def test_setup_py_globs_stay_inside_the_project(tmp_path, monkeypatch):
     out = tmp_path / "report.json"
     monkeypatch.setattr(os, "scandir", watched)
     try:
-        code = main(["scan", str(root), "--format", "json", "--output", str(out), "--show-gated", "--exit-zero", "-q", "--no-cache"])
+        code = main(["scan", str(root), "--format", "json", "--output", str(out), "--show-gated", "--exit-zero", "-q", "--no-cache", "--preview"])
     finally:
         monkeypatch.setattr(os, "scandir", real_scandir)
     assert listed == [] and code == 0
@@ -201,7 +202,7 @@ def test_a_header_that_is_a_pipe_or_a_device_is_never_read(tmp_path, kind):
     reader, writer = os.pipe()  # standard input that never ends: reading it would block
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "rocmlint", "scan", ".", "--format", "json", "--exit-zero", "--no-cache"],
+            [sys.executable, "-m", "rocmlint", "scan", ".", "--format", "json", "--exit-zero", "--no-cache", "--preview"],
             cwd=root, capture_output=True, text=True, timeout=120, stdin=reader,
         )
     finally:

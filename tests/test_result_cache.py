@@ -218,7 +218,7 @@ def test_files_without_markers_are_listed_and_not_read_as_text_again(tmp_path, m
         return real_source_of(path, *args, **kwargs)
 
     monkeypatch.setattr(engine, "source_of", recording_source_of)
-    checks = engine.select_checks()
+    checks = engine.select_checks(preview=True)
 
     def scan() -> list[tuple[str, str]]:
         request = engine.ScanRequest([tmp_path], checks, Config(root=tmp_path), jobs=1, cache_dir=str(tmp_path / "cache"))

@@ -167,7 +167,7 @@ def test_jobs_are_capped_to_the_batches(tmp_path, monkeypatch):
     # The engine imports the pool where it starts one.
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Recording)
     monkeypatch.chdir(tmp_path)
-    checks = engine.select_checks(["ROCM001"])
+    checks = engine.select_checks(["ROCM001"], preview=True)
     result = engine.scan(engine.ScanRequest([Path(".")], checks, Config(root=tmp_path), jobs=1000))
     assert result.files_scanned == 300 and workers == [5]  # 300 files: 5 batches of 64
 
@@ -462,7 +462,7 @@ def test_rocm002_never_names_a_shadowed_torch_nor_rewrites_inside_f_strings_befo
     from rocmlint.engine import check_source, select_checks
     from rocmlint.source import SourceFile
 
-    findings, _ = check_source(SourceFile("s.py", code, "python"), select_checks(["ROCM002"]))
+    findings, _ = check_source(SourceFile("s.py", code, "python"), select_checks(["ROCM002"], preview=True))
     assert len(findings) == 1
     if "for torch in" in code or sys.version_info < (3, 12):
         assert findings[0].fix is None

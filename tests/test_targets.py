@@ -64,16 +64,17 @@ def _codes(proc):
 
 
 def test_arch_decides_the_fp8_check_in_both_faces(tmp_path):
+    # ROCM104 is in preview (docs/precision.md): it runs with --preview / preview = true.
     (tmp_path / "a.py").write_text(FP8)
-    assert _codes(run_cli("scan", ".", "--format", "json", cwd=tmp_path)) == ["ROCM104"]
+    assert _codes(run_cli("scan", ".", "--format", "json", "--preview", cwd=tmp_path)) == ["ROCM104"]
     # Only OCP-fp8 GPUs targeted: the OCP type is right there; the hit is gated, with its reason.
-    proc = run_cli("scan", ".", "--format", "json", "--arch", "gfx950,gfx1201", "--show-gated", cwd=tmp_path)
+    proc = run_cli("scan", ".", "--format", "json", "--arch", "gfx950,gfx1201", "--show-gated", "--preview", cwd=tmp_path)
     assert _codes(proc) == []
     assert "not on the configured GPUs" in json.loads(proc.stdout)["gated"][0]["gate"]
-    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\narch = ["gfx950"]\n')
-    assert _codes(run_cli("scan", ".", "--format", "json", cwd=tmp_path)) == []
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\narch = ["gfx950"]\npreview = true\n')
+    assert _codes(run_cli("scan", ".", "--format", "json", "--preview", cwd=tmp_path)) == []
     # The command line replaces the configured list, and the message names the targets.
-    proc = run_cli("scan", ".", "--format", "json", "--arch", "gfx942", cwd=tmp_path)
+    proc = run_cli("scan", ".", "--format", "json", "--arch", "gfx942", "--preview", cwd=tmp_path)
     assert "gfx942" in json.loads(proc.stdout)["findings"][0]["message"]
     # flake8 reads the same table.
     import subprocess
@@ -81,7 +82,7 @@ def test_arch_decides_the_fp8_check_in_both_faces(tmp_path):
 
     flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "ROCM", "a.py"], cwd=tmp_path, capture_output=True, text=True)
     assert "ROCM104" not in flake8.stdout, flake8.stdout + flake8.stderr
-    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\narch = ["gfx942"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\narch = ["gfx942"]\npreview = true\n')
     flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "ROCM", "a.py"], cwd=tmp_path, capture_output=True, text=True)
     assert "ROCM104" in flake8.stdout and "gfx942" in flake8.stdout
 
