@@ -28,7 +28,8 @@ def _project(root, files: dict[str, str]) -> str:
 
 def _scan(root, *args) -> dict:
     out = os.path.join(os.path.dirname(os.path.abspath(root)), "report.json")
-    code = main(["scan", str(root), "--format", "json", "--output", out, "--show-gated", "--exit-zero", "-q", *args])
+    # --preview: what the project model gates does not depend on which checks are in preview.
+    code = main(["scan", str(root), "--format", "json", "--output", out, "--show-gated", "--exit-zero", "-q", "--preview", *args])
     assert code == 0
     with open(out, encoding="utf-8") as handle:
         document = json.load(handle)
@@ -624,3 +625,16 @@ def test_a_build_file_has_a_rocm_side_when_it_names_rocm_or_hip_not_a_word_with_
     from rocmlint.build.project_root import ROCM_TEXT
 
     assert bool(ROCM_TEXT.search(text)) is says_rocm
+
+
+def test_an_import_of_a_package_the_project_declares_is_not_a_missing_package(cwd):
+    """ROCM001: with nvidia-ml-py declared, `import pynvml` succeeds on ROCm; nvmlInit() fails."""
+    code = "import pynvml\npynvml.nvmlInit()\n"
+    declared = _project(cwd / "declared", {"setup.py": "setup(name='d')\n", "requirements.txt": "nvidia-ml-py>=12\n", "mon.py": code})
+    bare = _project(cwd / "bare", {"setup.py": "setup(name='b')\n", "mon.py": code})
+    document = _scan(declared)
+    assert sorted(f["line"] for f in document["findings"] if f["code"] == "ROCM001") == [2]
+    assert _gated(document, declared)[("mon.py", "ROCM001")] == (
+        "the project declares nvidia-ml-py (requirements.txt) as a dependency: the import succeeds wherever it is installed"
+    )
+    assert sorted(f["line"] for f in _scan(bare)["findings"] if f["code"] == "ROCM001") == [1, 2]

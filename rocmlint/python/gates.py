@@ -513,3 +513,32 @@ def _own_module_in(directory: str, module: str) -> bool:
     # A script outside any package (`tests/test_x.py`) also sees the package beside its folder.
     places = [directory] if packaged else [directory, os.path.dirname(directory)]
     return any(os.path.isfile(os.path.join(d, module + ".py")) or os.path.isfile(os.path.join(d, module, "__init__.py")) for d in places)
+
+
+# Where a Python project declares what it depends on, in its own folder.
+_DEPENDENCY_FILES = ("requirements.txt", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+@external_input
+def declared_dependency(importer: str | None, distributions: list) -> str | None:
+    """Which of `distributions` the importer's project declares as a dependency, and where
+    (`nvidia-ml-py (requirements.txt)`), or None. The project is the nearest folder above the
+    file with a pyproject.toml or setup.py (not above a git work tree's top)."""
+    if not importer:
+        return None
+    from rocmlint.files.tree import ProjectFiles
+
+    directory = os.path.dirname(os.path.abspath(importer))
+    while not any(os.path.isfile(os.path.join(directory, name)) for name in ("pyproject.toml", "setup.py")):
+        parent = os.path.dirname(directory)
+        if parent == directory or os.path.isdir(os.path.join(directory, ".git")):
+            return None
+        directory = parent
+    files = ProjectFiles(directory)
+    words = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(d) for d in distributions) + r")(?![\w.-])", re.I)
+    for name in _DEPENDENCY_FILES:
+        text = files.text(os.path.join(directory, name)) if os.path.isfile(os.path.join(directory, name)) else None
+        hit = words.search(re.sub(r"(?m)#.*$", "", text)) if text else None
+        if hit:
+            return f"{hit.group(1)} ({name})"
+    return None

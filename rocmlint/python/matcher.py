@@ -18,6 +18,9 @@ Spec keys (at least one of import / call / method / set / env / reference):
   caught-by:  [Exception, ...]  a call inside a `try` (same function) with a handler for one of
                                 these (or a bare `except:`), or `with suppress(...)` of one, is
                                 gated; `NVMLError` also names `NVMLError_LibraryNotFound`
+  installed-by: [distribution, ...]  with `import`: an import is gated where the file's
+                                project declares one of these as a dependency (it is installed
+                                there, so the import succeeds)
   set:        [qualified.setting]  a setting given a value: `a.b = v`, `setattr`, `a.patch(...)`,
                                 `torch.compile(options={...})` (for torch._inductor.config)
   values:     [value, ...]      with `set`: only when the value can be one of these
@@ -57,7 +60,7 @@ class PythonMatcher:
             {
                 "import": list, "scope": str, "caught-only-by": list, "call": list, "method": list,
                 "keywords": dict, "positional": list, "within": list, "set": list, "values": list,
-                "env": list, "value-regex": str, "reference": list, "caught-by": list,
+                "env": list, "value-regex": str, "reference": list, "caught-by": list, "installed-by": list,
             },
             where,
         )
@@ -74,6 +77,9 @@ class PythonMatcher:
         self.modules = tuple(spec.get("import", ()))
         self.scope = spec.get("scope", "any")
         self.caught_by = tuple(spec.get("caught-by", ()))
+        # Distributions that install the imported module: where the file's project declares one
+        # as a dependency, the import succeeds on any machine it is installed on.
+        self.installed_by = list(spec.get("installed-by", ()))
         self.caught_only_by = frozenset(spec.get("caught-only-by", ()))
         self.calls = frozenset(spec.get("call", ()))
         # The last part of each wanted call, and of each `within` context: a call written as
@@ -159,6 +165,12 @@ class PythonMatcher:
                 gate = index.gate(node)
             else:
                 gate = index.gate(node, import_guard=True)
+            if gate is None and self.installed_by:
+                from rocmlint.python.gates import declared_dependency
+
+                declared = declared_dependency(source.path, self.installed_by)
+                if declared is not None:
+                    gate = f"the project declares {declared} as a dependency: the import succeeds wherever it is installed"
             start, end = self._offsets(source, node)
             yield Match(start, end, gate=gate, captures={"MODULE": Capture(name, start, end)}, node=node)
 
