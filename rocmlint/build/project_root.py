@@ -8,7 +8,7 @@ import os
 import re
 from functools import lru_cache
 
-from rocmlint.files.tree import is_within
+from rocmlint.files.tree import ProjectFiles, is_within
 
 BUILD_FILE_NAMES = ("CMakeLists.txt", "setup.py", "Makefile", "makefile", "GNUmakefile")
 _ROOT_MARKERS = BUILD_FILE_NAMES + ("pyproject.toml",)
@@ -121,14 +121,11 @@ _HASH_COMMENT = re.compile(r"(?m)#.*$")
 
 
 def _head(path: str, limit: int = 1024 * 1024) -> str | None:
-    """The first `limit` bytes of a regular file as text (None for anything else)."""
-    try:
-        if not os.path.isfile(path) or os.path.islink(path):
-            return None
-        with open(path, "rb") as handle:
-            return handle.read(limit).decode("utf-8", errors="replace")
-    except OSError:
-        return None
+    """The first `limit` bytes of a file of the folder it is in, as text, through the project
+    reader (rocmlint.files.tree: regular files only, no link out of the folder); None for
+    anything else."""
+    data = ProjectFiles(os.path.dirname(path)).read(path, limit, prefix=True)
+    return data.decode("utf-8", errors="replace") if data is not None else None
 
 
 # --- projects that build or run for AMD already --------------------------------------------
