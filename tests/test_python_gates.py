@@ -352,3 +352,38 @@ def test_code_in_a_class_or_function_named_for_rocm_is_gated():
         return torch.cuda.get_device_capability() >= (9, 0)
     """
     assert _flagged(code, "ROCM103") == [8]
+
+
+PROBE = '''\
+import subprocess
+import torch
+
+IS_ROCM = torch.version.hip is not None
+
+
+def {name}():
+    return subprocess.check_output(["nvcc", "-V"], text=True)
+
+'''
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "calls", "gated"),
+    [
+        ("lib.py", "_nvcc_version", "if not IS_ROCM:\n    v = _nvcc_version()\n", True),
+        ("setup.py", "nvcc_version", "if not IS_ROCM:\n    v = nvcc_version()\nelse:\n    v = None\n", True),
+        ("lib.py", "nvcc_version", "if not IS_ROCM:\n    v = nvcc_version()\n", False),  # others may import and call it
+        ("lib.py", "_nvcc_version", "if not IS_ROCM:\n    v = _nvcc_version()\nw = _nvcc_version()\n", False),
+        ("lib.py", "_nvcc_version", "if not IS_ROCM:\n    v = _nvcc_version()\nhooks = [_nvcc_version]\n", False),
+        ("lib.py", "_nvcc_version", "", False),  # never called here: nothing says where it runs
+    ],
+)
+def test_a_function_called_only_under_a_platform_test_is_gated_where_nothing_else_can_call_it(path, name, calls, gated):
+    code = PROBE.format(name=name) + calls
+    source = SourceFile(path, code, "python")
+    findings, problems = check_source(source, [check_by_id("ROCM106")], keep_gated=True)
+    assert problems == [] and [f.line for f in findings] == [8]
+    if gated:
+        assert findings[0].gate.startswith(f"every call of `{name}()` in this file is code for one GPU stack (line ")
+    else:
+        assert findings[0].gate is None

@@ -23,6 +23,7 @@ The scanner never imports or executes the code: everything here comes from the `
 from __future__ import annotations
 
 import ast
+import os
 from collections import deque
 from dataclasses import dataclass
 
@@ -167,6 +168,7 @@ class PythonIndex:
         self._bindings: dict[int, dict[str, list[ast.AST]]] = {}
         self._settings: list[Write] | None = None
         self._envs: list[Write] | None = None
+        self._caller_gates: dict[int, str | None] = {}
 
     @property
     def predicates(self):
@@ -193,7 +195,43 @@ class PythonIndex:
             from rocmlint.python.gates import BlockFacts
 
             self._block_facts = BlockFacts()
-        return python_gate(node, self.parents, import_guard=import_guard, predicates=self.predicates, facts=self._block_facts)
+        gate = python_gate(node, self.parents, import_guard=import_guard, predicates=self.predicates, facts=self._block_facts)
+        return gate if gate is not None else self._callers_gate(node)
+
+    def _callers_gate(self, node: ast.AST) -> str | None:
+        """Why the module-level function around `node` runs only in code for one GPU stack:
+        every call of it in this file is gated, and nothing outside the file calls it (a
+        private `_name`, or any function of a setup.py, which nothing imports). vLLM's setup.py
+        calls its nvcc probe only under `if _is_cuda():`."""
+        function, child = None, node
+        parent = self.parents.get(id(child))
+        while parent is not None:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                function = parent
+            elif isinstance(parent, ast.ClassDef):
+                return None  # a method: called through its objects, which this does not follow
+            parent = self.parents.get(id(parent))
+        if function is None or not isinstance(self.parents.get(id(function)), ast.Module):
+            return None
+        if id(function) in self._caller_gates:
+            return self._caller_gates[id(function)]
+        self._caller_gates[id(function)] = None  # a function that calls itself decides nothing
+        private = function.name.startswith("_") and not function.name.startswith("__")
+        script = self.path is not None and os.path.basename(self.path) == "setup.py"
+        reason = None
+        if private or script:
+            uses = [n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == function.name]
+            calls = [n for n in uses if isinstance(self.parents.get(id(n)), ast.Call) and self.parents[id(n)].func is n]
+            if calls and len(calls) == len(uses):
+                gates = [self.gate(self.parents[id(n)]) for n in calls]
+                if all(gates):
+                    first = min(calls, key=lambda n: n.lineno)
+                    reason = (
+                        f"every call of `{function.name}()` in this file is code for one GPU stack "
+                        f"(line {first.lineno}: {gates[calls.index(first)]})"
+                    )
+        self._caller_gates[id(function)] = reason
+        return reason
 
     def is_platform_test(self, test: ast.AST) -> bool:
         from rocmlint.python.gates import is_platform_test
