@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from rocmlint.catalog.loader import Check, load_catalog
+from rocmlint.catalog.loader import PROJECT_KIND_NAMES, Check, load_catalog
 from rocmlint.config import Config
 from rocmlint.findings import Finding, Problem, ScanResult
 from rocmlint.files.languages import language_of
@@ -147,7 +147,6 @@ def preview_gate(check: Check, path: str) -> str | None:
     if not check.preview_kinds:
         return None
     from rocmlint.build.project_root import project_kind
-    from rocmlint.catalog.loader import PROJECT_KIND_NAMES
 
     kind = project_kind(path)
     if kind not in check.preview_kinds:
