@@ -60,7 +60,7 @@ def scan_text(data: bytes, filename: str | None, settings, *, use_project: bool 
     if use_project and filename:
         hits = apply_project_model(hits, checks, config, result.problems)
     if not config.preview:
-        hits = apply_preview(hits, checks) if filename else [h for h in hits if not _preview_everywhere(h, checks)]
+        hits = apply_preview(hits, checks) if filename else [h for h in hits if not _in_preview_anywhere(h, checks)]
     ignored = config.ignored_here(filename) if filename else ()
     hits = [h for h in hits if not ignored_in_file(h.check_id, ignored)]
     result.findings = sorted((h for h in hits if h.gate is None), key=Finding.sort_key)
@@ -68,7 +68,7 @@ def scan_text(data: bytes, filename: str | None, settings, *, use_project: bool 
     return result
 
 
-def _preview_everywhere(hit, checks) -> bool:
+def _in_preview_anywhere(hit, checks) -> bool:
     """Text with no file name belongs to no project: a check in preview on any kind of project
     is left out."""
     return any(c.id == hit.check_id and c.preview_kinds for c in checks)

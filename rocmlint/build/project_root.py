@@ -19,6 +19,12 @@ ROCM_TEXT = re.compile(
     r"(?i:rocm|amdgpu|hipify|hipcc|hipblas|hipfft|hiprand|hipsparse|hipsolver|hipcub|hiprtc)"
     r"|(?<![A-Za-z])(?i:hip)(?![A-Za-z])|(?<![A-Za-z])HIP(?=[A-Z_])|_HIP(?![a-z])"
 )
+# Folders of a project that hold no source of its own: version control, environments, caches,
+# build output (the project model's walk and the project-kind look-up skip them).
+SKIPPED_FOLDERS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__", "node_modules", "build", "dist",
+     "_build", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
 # Where projects keep other projects' code (besides git submodules, read from .gitmodules).
 VENDOR_DIRECTORIES = frozenset(
     {"third_party", "third-party", "thirdparty", "3rdparty", "3rd_party", "vendor", "vendored", "external",
@@ -136,7 +142,6 @@ _PYTHON_ROCM_TEST = re.compile(
 )
 # Each test above holds one of these; a plain search for them is a hundred times faster.
 _PYTHON_ROCM_WORDS = ("version.hip", "is_rocm", "is_hip", "IS_ROCM", "IS_HIP", "use_rocm")
-_SKIPPED_FOLDERS = frozenset({".git", "node_modules", "__pycache__", "build", "dist", ".tox", ".nox", ".eggs", "venv", ".venv"})
 # Where to stop looking: a project that asks anywhere asks early in a walk of its Python.
 _MAX_PYTHON_FILES = 4_000
 _PYTHON_HEAD = 32 * 1024
@@ -199,7 +204,7 @@ def _python_asks_for_rocm(root: str) -> bool:
     for directory, folders, files in os.walk(root):
         folders[:] = [
             f for f in folders
-            if f not in _SKIPPED_FOLDERS and f.lower() not in VENDOR_DIRECTORIES and not f.startswith(".")
+            if f not in SKIPPED_FOLDERS and f.lower() not in VENDOR_DIRECTORIES and not f.startswith(".")
             and not os.path.isfile(os.path.join(directory, f, "pyvenv.cfg"))
         ]
         for name in files:

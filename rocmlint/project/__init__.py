@@ -26,7 +26,7 @@ import os
 import re
 
 from rocmlint.build import CUDA, ROCM, SOURCE_SUFFIXES, BuildFacts
-from rocmlint.build.project_root import BUILD_FILE_NAMES, ROCM_TEXT, VENDOR_DIRECTORIES
+from rocmlint.build.project_root import BUILD_FILE_NAMES, ROCM_TEXT, SKIPPED_FOLDERS, VENDOR_DIRECTORIES
 from rocmlint.files.tree import ProjectFiles
 from rocmlint.project.model import (
     UNKNOWN_FILE,
@@ -36,10 +36,6 @@ from rocmlint.project.model import (
     vendored_directory,
 )
 
-_SKIPPED_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__", "node_modules", "build", "dist",
-     "_build", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-)
 _MAX_FILES = 200_000
 # What only a build for NVIDIA GPUs names: nvcc and its options, NVIDIA targets, CMake's CUDA
 # language and toolkit. A build with a ROCm side that names none of these builds for AMD only.
@@ -59,7 +55,7 @@ def _walk(root: str) -> tuple[list[str], list[str], list[str]]:
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
             d for d in dirnames
-            if d not in _SKIPPED_DIRS and not d.startswith(".") and not d.endswith(".egg-info")
+            if d not in SKIPPED_FOLDERS and not d.startswith(".") and not d.endswith(".egg-info")
             and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
         )
         for name in sorted(filenames):
