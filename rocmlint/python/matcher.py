@@ -30,6 +30,14 @@ Spec keys (at least one of import / call / method / set / env / reference):
                                 become captures)
   reference:  [qualified.name]  a use of a name (`torch.float8_e4m3fn`), except where it is only
                                 compared with (`dtype == ...`, `dtype in (...)`) or a dict key
+  not-argument-of: [qualified.name or .method]  with `reference`: not where the name is an
+                                argument of one of these calls (`torch.finfo(x)`, `t.view(x)`)
+  not-in-tables: true           with `reference`: not as a member of a list, tuple or set
+                                literal, nor a dict value (tables of names, not a choice of one)
+  not-named:  regex             with `reference`: not where a name the use is given to, or lies
+                                in, matches (searched): the assignment target, keyword or called
+                                function it is given to, the enclosing functions and classes, the
+                                file's stem
 Captures: $MODULE (imports), $CALLEE (calls), $<KW> (the value found for each keyword) and
 $<KW>_ARG (the argument as written, when every value it can take is one of the listed values:
 what a rewrite may replace), $WITHIN (the `with` callee), $SETTING and $VALUE (set),
@@ -61,6 +69,7 @@ class PythonMatcher:
                 "import": list, "scope": str, "caught-only-by": list, "call": list, "method": list,
                 "keywords": dict, "positional": list, "within": list, "set": list, "values": list,
                 "env": list, "value-regex": str, "reference": list, "caught-by": list, "installed-by": list,
+                "not-argument-of": list, "not-in-tables": bool, "not-named": str,
             },
             where,
         )
@@ -69,7 +78,8 @@ class PythonMatcher:
         if spec.get("scope", "any") not in ("module", "function", "any"):
             raise CheckFileError(f"{where}.scope: must be module, function or any")
         for key, needs in (("values", "set"), ("value-regex", "env"), ("positional", "keywords"),
-                           ("caught-only-by", "import")):
+                           ("caught-only-by", "import"), ("not-argument-of", "reference"),
+                           ("not-in-tables", "reference"), ("not-named", "reference")):
             if key in spec and needs not in spec:
                 raise CheckFileError(f"{where}.{key}: needs {needs}")
         if any(k in spec for k in ("keywords", "within", "caught-by")) and not ("call" in spec or "method" in spec):
@@ -103,6 +113,14 @@ class PythonMatcher:
             raise CheckFileError(f"{where}.value-regex: {exc}") from exc
         self.references = frozenset(spec.get("reference", ()))
         self.reference_tails = frozenset(name.rsplit(".", 1)[-1] for name in self.references)
+        not_argument_of = spec.get("not-argument-of", ())
+        self.not_argument_of_calls = frozenset(n for n in not_argument_of if not n.startswith("."))
+        self.not_argument_of_methods = frozenset(n[1:] for n in not_argument_of if n.startswith("."))
+        self.not_in_tables = bool(spec.get("not-in-tables", False))
+        try:
+            self.not_named = re.compile(spec["not-named"]) if "not-named" in spec else None
+        except re.error as exc:
+            raise CheckFileError(f"{where}.not-named: {exc}") from exc
 
     def find(self, source) -> Iterator[Match]:
         index = source.python_index
@@ -368,10 +386,27 @@ class PythonMatcher:
             if name not in self.references:
                 continue
             parent = index.parents.get(id(node))
-            if isinstance(parent, ast.Attribute) or _only_compared(index, node):
+            if isinstance(parent, ast.Attribute) or _only_compared(index, node) or self._use_left_out(source, index, node):
                 continue
             start, end = self._offsets(source, node)
             yield Match(start, end, gate=index.gate(node), captures={"NAME": Capture(name, start, end)}, node=node)
+
+    def _use_left_out(self, source, index, node: ast.AST) -> bool:
+        """The uses the check file says are not findings: arguments of named calls, members of
+        tables, and uses given to or lying in something whose name matches `not-named`."""
+        parent = index.parents.get(id(node))
+        if isinstance(parent, ast.Call) and node in parent.args:
+            callee = parent.func
+            if isinstance(callee, ast.Attribute) and callee.attr in self.not_argument_of_methods:
+                return True
+            if self.not_argument_of_calls and index.qualified_name(callee) in self.not_argument_of_calls:
+                return True
+        if self.not_in_tables and (isinstance(parent, (ast.List, ast.Tuple, ast.Set))
+                                   or isinstance(parent, ast.Dict) and any(node is v for v in parent.values)):
+            return True
+        if self.not_named is not None:
+            return any(self.not_named.search(name) for name in _names_around(source, index, node))
+        return False
 
 
 def _one_of(literal: object, wanted: tuple) -> bool:
@@ -402,6 +437,37 @@ def _name_of(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return None
+
+
+def _names_around(source, index, node: ast.AST) -> Iterator[str]:
+    """The names a value is given to or lies in: the keyword it is passed as, the function it
+    is passed to (`check_dtype(t, x)`), the target it is assigned to (through a call or cast that
+    wraps it: `self.w_scale = param(..., dtype=x)`), the enclosing functions and classes, and
+    the file's stem."""
+    child, parent = node, index.parents.get(id(node))
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.keyword) and parent.arg:
+            yield parent.arg
+        elif isinstance(parent, ast.Call) and child is not parent.func:
+            callee = _name_of(parent.func)
+            if callee:
+                yield callee
+        child, parent = parent, index.parents.get(id(parent))
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Name):
+                    yield part.id
+                elif isinstance(part, ast.Attribute):
+                    yield part.attr
+    while parent is not None:
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield parent.name
+        parent = index.parents.get(id(parent))
+    path = getattr(source, "path", None)
+    if path:
+        yield str(path).replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
 def _only_compared(index, node: ast.AST) -> bool:
