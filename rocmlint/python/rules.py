@@ -261,7 +261,7 @@ def _command_words(index, expr: ast.AST) -> list[tuple[str, ast.AST]]:
     return words
 
 
-def _tool_calls(source, tool: re.Pattern) -> Iterator[Match]:
+def _tool_calls(source, tool: re.Pattern, presence_test_handles: bool) -> Iterator[Match]:
     index = source.python_index
     for call in index.calls:
         name = index.qualified_name(call.func) or ""
@@ -272,7 +272,10 @@ def _tool_calls(source, tool: re.Pattern) -> Iterator[Match]:
             if tool.match(first.rsplit("/", 1)[-1]):
                 start, end = _span(source, call)
                 captures = {"TOOL": Capture(first.rsplit("/", 1)[-1], start, end), "CALLEE": _capture(source, call.func)}
-                yield Match(start, end, gate=index.gate(call) or _handled(index, call), captures=captures, node=call)
+                gate = index.gate(call) or _handled(index, call)
+                if gate is None and name == "shutil.which":
+                    gate = _which_result_tested(index, call, presence_test_handles)
+                yield Match(start, end, gate=gate, captures=captures, node=call)
                 break
 
 
@@ -292,16 +295,60 @@ def _handled(index, call: ast.AST) -> str | None:
     return None
 
 
+def _which_result_tested(index, call: ast.Call, presence_test_handles: bool) -> str | None:
+    """`shutil.which(tool)` never fails: it answers None where the tool is missing. Where the
+    path it answers is kept and tested before use (`nvcc = shutil.which("nvcc")`, later `if
+    nvcc`, `nvcc is None`, `nvcc or fallback`), the code handles an AMD machine by design; the
+    call that runs the tool, if any, is the finding. A presence test written on the call
+    itself (`if shutil.which("nvcc"):`) handles it too where `presence_test_handles`: not for
+    nvidia-smi, whose presence stands for "this machine has a GPU"."""
+    child, parent = call, index.parents.get(id(call))
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if presence_test_handles and (isinstance(parent, (ast.BoolOp, ast.Compare, ast.UnaryOp)) or (
+                isinstance(parent, ast.IfExp) and child is parent.test)):
+            return "the answer of `shutil.which` is tested (None where the tool is missing)"
+        child, parent = parent, index.parents.get(id(parent))
+    if presence_test_handles and isinstance(parent, (ast.If, ast.While, ast.Assert)) and child is parent.test:
+        return "the answer of `shutil.which` is tested (None where the tool is missing)"
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and child is parent.value:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        names = {t.id for t in targets if isinstance(t, ast.Name)}
+        scope = index.enclosing(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module))
+        tests = [node for node in (ast.walk(scope) if names and scope is not None else ())
+                 if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load) and _in_test(index, node)]
+        # `if not nvcc: raise RuntimeError("nvcc is required")` requires the tool: not handled.
+        if tests and not any(_raises_on_test(index, node) for node in tests):
+            return f"`{tests[0].id}` (None where the tool is missing) is tested on line {tests[0].lineno}"
+    return None
+
+
+def _raises_on_test(index, node: ast.AST) -> bool:
+    """Is `node` part of an `if` test one of whose branches ends in `raise`?"""
+    child, parent = node, index.parents.get(id(node))
+    while parent is not None and not isinstance(parent, ast.stmt):
+        child, parent = parent, index.parents.get(id(parent))
+    return isinstance(parent, ast.If) and child is parent.test and any(
+        branch and isinstance(branch[-1], ast.Raise) for branch in (parent.body, parent.orelse))
+
+
+def _in_test(index, node: ast.AST) -> bool:
+    """Is `node` read as a truth value or compared (`if x`, `not x`, `x is None`, `x or y`)?"""
+    parent = index.parents.get(id(node))
+    if isinstance(parent, (ast.BoolOp, ast.Compare)) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+        return True
+    return isinstance(parent, (ast.If, ast.While, ast.Assert, ast.IfExp)) and node is parent.test
+
+
 _NVIDIA_SMI = re.compile(r"^nvidia-smi(\.exe)?$")
 _NVCC = re.compile(r"^nvcc(\.exe)?$")
 
 
 def nvidia_smi_calls(source, matcher) -> Iterator[Match]:
-    return _tool_calls(source, _NVIDIA_SMI)
+    return _tool_calls(source, _NVIDIA_SMI, presence_test_handles=False)
 
 
 def nvcc_calls(source, matcher) -> Iterator[Match]:
-    return _tool_calls(source, _NVCC)
+    return _tool_calls(source, _NVCC, presence_test_handles=True)
 
 
 # --- ROCM107: CUDA_HOME required or joined ---------------------------------------------------
@@ -332,12 +379,15 @@ def cuda_home_uses(source, matcher) -> Iterator[Match]:
     seen: set[int] = set()
 
     def tested(node: ast.AST) -> bool:
-        """Is `node` under a test of CUDA_HOME itself (`if CUDA_HOME is None: ... else: join`)?"""
+        """Is `node` under a test of CUDA_HOME itself (`if CUDA_HOME is None: ... else: join`),
+        or after an early exit taken when it is missing (`if CUDA_HOME is None: return`)?"""
         child, parent = node, index.parents.get(id(node))
         while parent is not None:
             if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
                 if any(_is_cuda_home(index, sub) for sub in ast.walk(parent.test)):
                     return True
+            if isinstance(child, ast.stmt) and _after_exit_on_missing(index, parent, child):
+                return True
             if isinstance(parent, ast.BoolOp) and child is not parent.values[0]:
                 if any(_is_cuda_home(index, sub) for v in parent.values[: parent.values.index(child)] for sub in ast.walk(v)):
                     return True
@@ -370,6 +420,20 @@ def cuda_home_uses(source, matcher) -> Iterator[Match]:
             match = None
         if match:
             yield match
+
+
+def _after_exit_on_missing(index, block: ast.AST, statement: ast.stmt) -> bool:
+    """Does a statement before `statement` in the same block leave when CUDA_HOME is missing
+    (`if CUDA_HOME is None: return ...` / `raise` / `continue` / `break`)?"""
+    for field in ("body", "orelse", "finalbody"):
+        statements = getattr(block, field, None)
+        if not isinstance(statements, list) or not any(s is statement for s in statements):
+            continue
+        for earlier in statements[: next(i for i, s in enumerate(statements) if s is statement)]:
+            if (isinstance(earlier, ast.If) and _missing(index, earlier.test) and earlier.body
+                    and isinstance(earlier.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))):
+                return True
+    return False
 
 
 def _requires(index, test: ast.AST) -> bool:
