@@ -171,7 +171,7 @@ def _kind_of(directory: str) -> str:
         if parent == current or os.path.isdir(os.path.join(current, ".git")):
             break
         current = parent
-    python_root = nearest or _package_top(directory)
+    python_root = nearest or package_top(directory)
     return "amd" if python_root is not None and _python_asks_for_rocm(python_root) else "nvidia"
 
 
@@ -185,7 +185,7 @@ def _builds_for_rocm(directory: str) -> bool:
     return any(text and ROCM_TEXT.search(_HASH_COMMENT.sub("", text)) for text in texts)
 
 
-def _package_top(directory: str) -> str | None:
+def package_top(directory: str) -> str | None:
     """The top folder of the Python package `directory` is in (torch/ for torch/include/ATen)."""
     current = directory
     while not os.path.isfile(os.path.join(current, "__init__.py")):

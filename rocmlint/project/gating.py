@@ -32,6 +32,8 @@ def apply_project_model(
 
     by_id = {c.id: c for c in checks}
     by_path: dict[str, list[int]] = {}
+    folders = _folders(scanned or ())
+    import_graphs: dict[str, object] = {}
     for index, finding in enumerate(findings):
         check = by_id.get(finding.check_id)
         if check is None or not check.gated:
@@ -40,13 +42,16 @@ def apply_project_model(
             by_path.setdefault(finding.path, []).append(index)  # the build may compile it for ROCm: asked below
         elif finding.gate is None and (subproject := nvidia_only_subproject(finding.path)) is not None:
             findings[index] = replaced(finding, gate=subproject)
+        elif finding.gate is None and language_of(finding.path) == "python":
+            gate = _importers_gate(finding.path, folders, import_graphs)
+            if gate is not None:
+                findings[index] = replaced(finding, gate=gate)
     if not by_path:
         return findings  # no C/C++ hit to look at again: no build is read
     from rocmlint.project import build_model
 
     overrides = _overrides(config)
     models: dict[str, object] = {}
-    folders = _folders(scanned or ())
     for path, indexes in by_path.items():
         absolute = os.path.abspath(path)
         root = find_project_root(os.path.dirname(absolute), project_ceiling(absolute, folders))
@@ -100,6 +105,27 @@ def apply_project_model(
                     how = "redefines {} for HIP without its mask" if dropping_mask else "defines {} for HIP"
                     findings[index] = replaced(finding, gate=f"HIP shim: {where} {how.format(callee)}")
     return findings
+
+
+def _importers_gate(path: str, folders: list[str], graphs: dict) -> str | None:
+    """Why a Python file of a project that builds or runs for AMD is code for one GPU stack by
+    the modules that import it (rocmlint.project.python_imports), or None. A project with no
+    AMD side is being ported: everything in it is on the path the port takes."""
+    from rocmlint.build.project_root import find_project_root, package_top, project_kind
+
+    absolute = os.path.abspath(path)
+    if project_kind(absolute) != "amd":
+        return None
+    directory = os.path.dirname(absolute)
+    root = find_project_root(directory, project_ceiling(absolute, folders)) or package_top(directory)
+    if root is None:
+        return None
+    graph = graphs.get(root)
+    if graph is None:
+        from rocmlint.project.python_imports import ImportGraph
+
+        graph = graphs[root] = ImportGraph(root)
+    return graph.gate(absolute)
 
 
 def _folders(scanned: Sequence) -> list[str]:

@@ -1,0 +1,212 @@
+"""Which Python modules of a project only code for one GPU stack imports.
+
+A dual-vendor project keeps its NVIDIA-only modules (CUTLASS and DeepGEMM back ends, Hopper-only
+kernels) apart and imports them only on the CUDA side of a dispatcher:
+
+    if current_platform.is_rocm():
+        from .rocm_attention import RocmBackend
+    else:
+        from .cutlass_mla import CutlassBackend
+
+Nothing in `cutlass_mla.py` says so; its importers do. For a module with findings, this pass
+finds every import of it in the project (a cheap text pass over the project's Python files,
+then the importing files parsed), and the module counts as code for one GPU stack where it has
+importers and no import of it runs on AMD (rocmlint.python.gates.not_on_amd: the NVIDIA side
+of a platform test, after an exit taken on AMD, a test skipped on AMD; or a module for NVIDIA
+by its name), or every import that may sits in a module that is itself imported only that way
+(followed a few levels). A module that something names in a string (a lazy registry, an entry
+point), a package's `__init__.py`, a test file, a script run as `__main__`, and a module
+nothing imports stay unknown, and their findings are reported.
+The pass reads files and never runs or imports them.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from rocmlint.build.project_root import SKIPPED_FOLDERS, VENDOR_DIRECTORIES
+from rocmlint.files.tree import ProjectFiles
+
+_MAX_PYTHON_FILES = 20_000
+_MAX_DEPTH = 4
+# `from X import a, b`, `from X import (a,\n b)`, `import a.b as c, d`: the statement's start.
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?P<base>[.\w]+)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]+)|import[ \t]+(?P<modules>[^\n#;]+))",
+    re.M,
+)
+_TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest)\.py$")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+class ImportGraph:
+    """The imports between the Python modules under one folder (a project's root, or the top
+    of a package with no build file), read once per scan."""
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+        self.files = ProjectFiles(self.root)
+        self.texts: dict[str, str] = {}
+        # module name -> [(importing file, line of the import statement)]
+        self.importers: dict[str, list[tuple[str, int]]] = {}
+        self._indexes: dict[str, object] = {}
+        self._gates: dict[str, str | None] = {}
+        self._read()
+
+    # --- the text pass ----------------------------------------------------------------------
+
+    def _read(self) -> None:
+        count = 0
+        for directory, folders, names in os.walk(self.root):
+            folders[:] = sorted(
+                f for f in folders
+                if f not in SKIPPED_FOLDERS and f.lower() not in VENDOR_DIRECTORIES and not f.startswith(".")
+                and not f.endswith(".egg-info") and not os.path.isfile(os.path.join(directory, f, "pyvenv.cfg"))
+            )
+            for name in sorted(names):
+                if not name.endswith(".py"):
+                    continue
+                count += 1
+                if count > _MAX_PYTHON_FILES:
+                    return
+                path = os.path.join(directory, name)
+                text = self.files.text(path)
+                if text is None:
+                    continue
+                self.texts[path] = text
+                for module, line in _imports_in(text, module_name(path), name == "__init__.py"):
+                    self.importers.setdefault(module, []).append((path, line))
+
+    # --- the question -----------------------------------------------------------------------
+
+    def gate(self, path: str, _depth: int = 0) -> str | None:
+        """Why the module at `path` is code for one GPU stack by its importers, or None."""
+        path = os.path.abspath(path)
+        if path in self._gates:
+            return self._gates[path]
+        self._gates[path] = None  # a module that imports itself back decides nothing
+        reason = self._decide(path, _depth)
+        self._gates[path] = reason
+        return reason
+
+    def _decide(self, path: str, depth: int) -> str | None:
+        name = os.path.basename(path)
+        if depth > _MAX_DEPTH or name == "__init__.py" or _TEST_FILE.match(name):
+            return None  # a package runs whenever a module in it is imported; pytest runs tests
+        module = module_name(path)
+        text = self.texts.get(path)
+        if module is None or text is None or re.search(r"""__name__\s*==\s*["']__main__["']""", text):
+            return None
+        # The package decides what it imports on AMD; its tests, benchmarks and examples are
+        # callers like a user's code, and say nothing of which side of it runs there.
+        package = module.split(".")[0] + "."
+        imports = [(f, n) for f, n in self.importers.get(module, []) if (module_name(f) or "").startswith(package)]
+        if not imports or "." not in module:
+            return None
+        first = None
+        for importer, line in sorted(imports):
+            why = self._import_gate(importer, line, depth)
+            if why is None:
+                return None
+            first = first or (importer, line, why)
+        if self._named_in_text(module):
+            return None
+        importer, line, why = first
+        where = os.path.relpath(importer, self.root).replace(os.sep, "/")
+        more = f" and {len(imports) - 1} more" if len(imports) > 1 else ""
+        return f"imported only by code for one GPU stack: {where}:{line}{more} ({why})"
+
+    def _import_gate(self, importer: str, line: int, depth: int) -> str | None:
+        """Why the import statement at `line` of `importer` never runs on AMD, or None."""
+        from rocmlint.python.gates import not_on_amd, python_module_gate
+
+        by_name = python_module_gate(importer)
+        if by_name is not None:
+            return by_name if "NVIDIA" in by_name else None
+        index = self._index(importer)
+        if index is None:
+            return None
+        nodes = [n for n in index.imports if n.lineno == line]
+        if not nodes:
+            return None
+        why = not_on_amd(nodes[0], index.parents)
+        if why is not None:
+            return why
+        upstream = self.gate(importer, depth + 1)
+        return f"in a module {upstream}" if upstream else None
+
+    def _index(self, path: str):
+        if path not in self._indexes:
+            from rocmlint.python.index import PythonIndex
+
+            text = self.texts.get(path)
+            try:
+                tree = ast.parse(text, filename=path) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+            self._indexes[path] = PythonIndex(tree, path, text.splitlines()) if tree is not None else None
+        return self._indexes[path]
+
+    def _named_in_text(self, module: str) -> bool:
+        """Does any file name the module outside an import statement: its dotted name anywhere
+        (a string for `importlib`, an entry point, a mock target), or its last part as a string
+        of its own or at the end of a dotted one (`"cutlass_mla"`, `".cutlass_mla"`, a registry
+        of module names)? Then it may be loaded in ways not read here."""
+        last = module.rsplit(".", 1)[-1]
+        mention = re.compile(
+            r"(?<![\w.])%s(?!\w)|([\"'])%s\1|\.%s[\"':]" % (re.escape(module), re.escape(last), re.escape(last))
+        )
+        for text in self.texts.values():
+            if last not in text:
+                continue
+            for match in mention.finditer(text):
+                line_start = text.rfind("\n", 0, match.start()) + 1
+                if not text[line_start:match.start()].lstrip().startswith(("from ", "import ")):
+                    return True
+        return False
+
+
+def module_name(path: str) -> str | None:
+    """The dotted name a file is imported by: its path below the top of its package
+    (`vllm/attention/ops/cutlass.py` -> `vllm.attention.ops.cutlass`), or its stem where its
+    folder is no package."""
+    path = os.path.abspath(path)
+    directory, file_name = os.path.split(path)
+    stem = file_name[:-3] if file_name.endswith(".py") else None
+    if stem is None:
+        return None
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+    return ".".join(parts) or None
+
+
+def _imports_in(text: str, module: str | None, is_package: bool):
+    """(module name, line) for each module an import statement of `text` may load: `import
+    a.b`, `from a import b` (a, and a.b if b is a module), relative imports resolved against
+    the importing module's package."""
+    package = (module or "").split(".") if is_package else (module or "").split(".")[:-1]
+    for match in _IMPORT.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        if match.group("modules") is not None:
+            for item in match.group("modules").split(","):
+                name = item.split(" as ")[0].strip()
+                if _IDENTIFIER.fullmatch(name):
+                    yield name, line
+            continue
+        base = match.group("base")
+        dots = len(base) - len(base.lstrip("."))
+        if dots:
+            if dots - 1 > len(package) or not module:
+                continue
+            anchor = package[: len(package) - (dots - 1)]
+            base = ".".join(anchor + ([base[dots:]] if base[dots:] else []))
+        if not base:
+            continue
+        yield base, line
+        for item in match.group("names").strip("()").split(","):
+            name = item.split(" as ")[0].strip()
+            if name.isidentifier():
+                yield f"{base}.{name}", line

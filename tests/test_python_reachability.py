@@ -1,0 +1,146 @@
+"""Python reachability across modules: a module of a project that builds or runs for AMD, which
+only the NVIDIA side of the project's own dispatchers imports, never runs on AMD; its findings
+are gated with the import that decides it (rocmlint.project.python_imports,
+rocmlint.python.gates.not_on_amd). Scanned through the CLI entry point as a user would."""
+
+import ast
+import json
+import os
+import textwrap
+
+import pytest
+
+from rocmlint.cli import main
+from rocmlint.python.gates import not_on_amd, value_on_amd
+from rocmlint.python.index import PythonIndex
+
+FP8 = "import torch\n\nw = weight.to(torch.float8_e4m3fn)\n"
+DISPATCH = """\
+    import torch
+
+    if torch.version.hip:
+        from .triton_kernels import run
+    else:
+        from .cutlass_kernels import run
+    """
+
+
+def _project(root, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return str(root)
+
+
+def _scan(root) -> tuple[set, dict]:
+    out = os.path.join(os.path.dirname(os.path.abspath(root)), "report.json")
+    code = main(["scan", str(root), "--format", "json", "--output", out, "--show-gated", "--exit-zero", "-q",
+                 "--preview", "--select", "ROCM104", "--no-cache"])
+    assert code == 0
+    with open(out, encoding="utf-8") as handle:
+        document = json.load(handle)
+    reported = {os.path.relpath(f["path"], root).replace(os.sep, "/") for f in document["findings"]}
+    gated = {os.path.relpath(f["path"], root).replace(os.sep, "/"): f["gate"] for f in document["gated"]}
+    return reported, gated
+
+
+def _dual_vendor(tmp_path, **extra) -> str:
+    files = {
+        "proj/setup.py": "# builds with hipcc on ROCm\nfrom setuptools import setup\nsetup(name='pkg')\n",
+        "proj/pkg/__init__.py": "",
+        "proj/pkg/dispatch.py": DISPATCH,
+        "proj/pkg/cutlass_kernels.py": FP8,
+        "proj/pkg/triton_kernels.py": FP8,
+    }
+    files.update(extra)
+    return _project(tmp_path, files)
+
+
+def test_a_module_only_the_nvidia_side_imports_is_gated_with_the_import(tmp_path):
+    root = os.path.join(_dual_vendor(tmp_path), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/cutlass_kernels.py" not in reported
+    assert gated["pkg/cutlass_kernels.py"].startswith("imported only by code for one GPU stack: pkg/dispatch.py:6")
+    assert "not taken on AMD" in gated["pkg/cutlass_kernels.py"]
+
+
+def test_a_module_the_amd_side_imports_is_reported(tmp_path):
+    root = os.path.join(_dual_vendor(tmp_path), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/triton_kernels.py" in reported
+
+
+@pytest.mark.parametrize("extra", [
+    {"proj/pkg/other.py": "from .cutlass_kernels import run\n"},  # an import AMD runs too
+    {"proj/pkg/registry.py": "BACKENDS = {'cutlass': 'pkg.cutlass_kernels:run'}\n"},  # loaded by name
+    {"proj/pkg/lazy.py": "import importlib\nmod = importlib.import_module('.cutlass_kernels', 'pkg')\n"},
+    {"proj/pkg/cutlass_kernels.py": FP8 + "\nif __name__ == '__main__':\n    print(w)\n"},  # a script too
+])
+def test_other_ways_to_reach_the_module_keep_it_reported(tmp_path, extra):
+    root = os.path.join(_dual_vendor(tmp_path, **extra), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/cutlass_kernels.py" in reported
+
+
+def test_tests_and_benchmarks_that_import_it_say_nothing_of_the_package(tmp_path):
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/tests/test_cutlass.py": "from pkg.cutlass_kernels import run\n\ndef test_run():\n    run()\n",
+        "proj/benchmarks/bench.py": "from pkg.cutlass_kernels import run\n",
+    }), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/cutlass_kernels.py" in gated
+
+
+def test_followed_through_a_module_that_is_itself_nvidia_only(tmp_path):
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/pkg/cutlass_kernels.py": "from .cutlass_helpers import table\n",
+        "proj/pkg/cutlass_helpers.py": FP8,
+    }), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/cutlass_helpers.py" not in reported
+    assert "in a module imported only by code for one GPU stack: pkg/dispatch.py:6" in gated["pkg/cutlass_helpers.py"]
+
+
+def test_a_project_with_no_amd_side_keeps_every_finding(tmp_path):
+    root = _project(tmp_path, {
+        "proj/setup.py": "from setuptools import setup\nsetup(name='pkg')\n",
+        "proj/pkg/__init__.py": "",
+        "proj/pkg/dispatch.py": "import torch\n\nif torch.version.cuda:\n    from .cutlass_kernels import run\n",
+        "proj/pkg/cutlass_kernels.py": FP8,
+    })
+    reported, gated = _scan(os.path.join(root, "proj"))
+    assert "pkg/cutlass_kernels.py" in reported
+
+
+def _value(source: str):
+    return value_on_amd(ast.parse(source, mode="eval").body)
+
+
+@pytest.mark.parametrize("source, value", [
+    ("torch.version.hip", True), ("torch.version.cuda", False), ("torch.version.hip is not None", True),
+    ("torch.version.cuda is None", True), ("current_platform.is_rocm()", True), ("current_platform.is_cuda()", False),
+    ("not IS_HIP", False), ("_is_cuda()", False), ("is_cuda_alike()", True), ("torch.cuda.is_available()", True),
+    ("IS_ROCM and x", None), ("IS_ROCM or x", True), ("use_cuda", None), ("torch.cuda.get_device_capability() >= (9, 0)", None),
+    ("is_nvidia_gpu()", False), ("on_amd_gpu", True),
+])
+def test_the_value_of_a_platform_test_on_amd(source, value):
+    assert _value(source) is value
+
+
+@pytest.mark.parametrize("code, runs", [
+    ("if torch.version.hip:\n    x = 1\nelse:\n    TARGET\n", False),
+    ("if torch.version.hip:\n    TARGET\n", True),
+    ("if current_platform.is_cuda():\n    TARGET\n", False),
+    ("def f():\n    if not current_platform.is_cuda():\n        return\n    TARGET\n", False),
+    ("def f():\n    if use_cuda:\n        return\n    TARGET\n", True),
+    ("@pytest.mark.skipif(torch.version.hip is not None, reason='x')\ndef test_f():\n    TARGET\n", False),
+    ("@skipIfRocm\ndef test_f():\n    TARGET\n", False),
+    ("y = IS_CUDA and TARGET\n", False),
+    ("y = IS_CUDA or TARGET\n", True),
+])
+def test_what_never_runs_on_amd(code, runs):
+    tree = ast.parse(code)
+    index = PythonIndex(tree)
+    target = next(n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "TARGET")
+    assert (not_on_amd(target, index.parents) is None) is runs
