@@ -88,7 +88,7 @@ def compile_matcher(check: Check) -> Matcher:
         names = metavariables(check.message, rewrite.template if rewrite else None)
         if rewrite and rewrite.capture and rewrite.capture not in names:
             names += (rewrite.capture,)
-        return AstGrepMatcher(spec, where, names, check.check_amd_side)
+        return AstGrepMatcher(spec, where, names, check.check_amd_side, check.hip_only)
     if kind == "text":
         from rocmlint.matchers.text import TextMatcher
 

@@ -638,3 +638,24 @@ def test_an_import_of_a_package_the_project_declares_is_not_a_missing_package(cw
         "the project declares nvidia-ml-py (requirements.txt) as a dependency: the import succeeds wherever it is installed"
     )
     assert sorted(f["line"] for f in _scan(bare)["findings"] if f["code"] == "ROCM001") == [1, 2]
+
+
+WARP_CONSTANT = "__device__ float reduce(float v) {\n  float buf[2 * warpSize];\n  return buf[0];\n}\n"
+
+
+def test_warpsize_as_a_constant_is_reported_where_hip_alone_compiles_it(tmp_path):
+    """ROCM205 is true only of code HIP alone compiles: CUDA's warpSize was never constant, so
+    a .cu file nvcc compiles uses the project's own constant. A project that builds for AMD
+    only compiles its .cu files with hipcc: there it is HIP's warpSize, and reported."""
+    amd_only = _project(tmp_path / "amd", {
+        "CMakeLists.txt": "project(k LANGUAGES CXX HIP)\nset_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\nadd_library(k k.cu)\n",
+        "k.cu": WARP_CONSTANT,
+    })
+    assert ("k.cu", "ROCM205") in _reported(_scan(amd_only, "--select", "ROCM205"), amd_only)
+    nvidia = _project(tmp_path / "nv", {
+        "CMakeLists.txt": "project(k LANGUAGES CXX CUDA)\nadd_library(k k.cu)\n",
+        "k.cu": WARP_CONSTANT,
+    })
+    document = _scan(nvidia, "--select", "ROCM205")
+    assert ("k.cu", "ROCM205") not in _reported(document, nvidia)
+    assert _gated(document, nvidia)[("k.cu", "ROCM205")].startswith("code nvcc compiles as well")

@@ -103,6 +103,7 @@ SCHEMA = {
     "gated": (bool, False),
     "shim-gated": (SHIM_GATES, False),
     "check-amd-side": (bool, False),
+    "hip-only": (bool, False),
     "hipify-gated": ("bool-or-regex", False),
     "project-macro-gate": ("str-list", False),
     "amd-only-gated": (bool, False),
@@ -281,6 +282,10 @@ class Check:
     # The AMD side of a stack test (`#ifdef USE_ROCM` ... `#else`) is code HIP compiles: a check
     # about mistakes that side can make too (a 32-bit mask) reads it instead of taking it as gated.
     check_amd_side: bool = False
+    # The check's claim holds only of code HIP alone compiles (the AMD side of a stack test, a
+    # .hip file, a file only the project's ROCm build compiles): elsewhere nvcc compiles the line
+    # as well, which shows the claim does not apply (rocmlint.cpp.gates.NVCC_COMPILES_IT).
+    hip_only: bool = False
     # Hits in files the ROCm build hipifies are gated: all (True), or those whose flagged text
     # matches this regular expression (what hipify rewrites).
     hipify_gated: bool | str = False
@@ -377,6 +382,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         gated=data.get("gated", True),
         shim_gated=data.get("shim-gated"),
         check_amd_side=data.get("check-amd-side", False),
+        hip_only=data.get("hip-only", False),
         hipify_gated=data.get("hipify-gated", False),
         amd_only_gated=data.get("amd-only-gated", False),
         project_macro_gate=tuple(data.get("project-macro-gate", ())),

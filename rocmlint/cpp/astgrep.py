@@ -23,15 +23,21 @@ from typing import Iterator
 
 from rocmlint.matchers import Capture, Match, check_keys
 
+# The gate of a `hip-only` check's hit in code nvcc compiles too; the project pass lifts it where
+# the project's ROCm build alone compiles the file.
+NVCC_COMPILES_IT = "code nvcc compiles as well, where what the check flags cannot be what it means under HIP"
 _METAVAR = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
 
 
 class AstGrepMatcher:
-    def __init__(self, spec: dict, where: str, capture_names: tuple[str, ...] = (), check_amd_side: bool = False):
+    def __init__(
+        self, spec: dict, where: str, capture_names: tuple[str, ...] = (), check_amd_side: bool = False, hip_only: bool = False
+    ):
         from rocmlint.catalog.loader import CheckFileError
 
         check_keys(spec, {"rule": dict, "constraints": dict, "context": str}, where, required=("rule",))
         self.check_amd_side = check_amd_side
+        self.hip_only = hip_only
         # "wavefront": a hit counts only where the code around it also works with the whole
         # hardware wavefront (rocmlint.cpp.wave); $WAVE names that site.
         self.context = spec.get("context")
@@ -77,7 +83,10 @@ class AstGrepMatcher:
                     continue
                 captures["WAVE"] = Capture(site.describe(), rng.start.index, rng.end.index)
             line = source.position(rng.start.index)[0]
-            yield Match(rng.start.index, rng.end.index, gate=gates.reason(line, self.check_amd_side), captures=captures)
+            gate = gates.reason(line, self.check_amd_side)
+            if gate is None and self.hip_only and not gates.on_amd_side(line) and not (source.path or "").lower().endswith(".hip"):
+                gate = NVCC_COMPILES_IT
+            yield Match(rng.start.index, rng.end.index, gate=gate, captures=captures)
 
 
 def wavefront_site(source, offset: int, name=None):

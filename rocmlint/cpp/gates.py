@@ -160,6 +160,10 @@ class PreprocessorGates:
     def is_gated(self, line: int) -> bool:
         return 0 < line < len(self._reasons) and self._reasons[line] is not None
 
+    def on_amd_side(self, line: int) -> bool:
+        """Is the line on the AMD side of a stack test (`#ifdef USE_ROCM` ... `#else`)?"""
+        return 0 < line < len(self._amd_side) and self._amd_side[line]
+
     def reason(self, line: int, check_amd_side: bool = False) -> str | None:
         """Why a line is gated, or None. With `check_amd_side`, the AMD side of a stack test
         (`#ifdef USE_ROCM` ... `#else`) is not gated: code HIP compiles can be wrong too."""

@@ -29,6 +29,7 @@ def apply_project_model(
     from dataclasses import replace as replaced
 
     from rocmlint.build.project_root import find_project_root, nvidia_only_subproject
+    from rocmlint.cpp.astgrep import NVCC_COMPILES_IT
 
     by_id = {c.id: c for c in checks}
     by_path: dict[str, list[int]] = {}
@@ -77,10 +78,16 @@ def apply_project_model(
                 for index in indexes:
                     if findings[index].gate_fixed:
                         continue
-                    amd_side = by_id[findings[index].check_id].check_amd_side
-                    findings[index] = replaced(findings[index], gate=gates.reason(findings[index].line, amd_side))
+                    check = by_id[findings[index].check_id]
+                    line = findings[index].line
+                    gate = gates.reason(line, check.check_amd_side)
+                    if gate is None and check.hip_only and not gates.on_amd_side(line) and not absolute.lower().endswith(".hip"):
+                        gate = NVCC_COMPILES_IT
+                    findings[index] = replaced(findings[index], gate=gate)
         for index in indexes:
             finding = findings[index]
+            if finding.gate == NVCC_COMPILES_IT and (model.amd_only or model.verdict(absolute).compiled_for == "rocm"):
+                findings[index] = finding = replaced(finding, gate=None)  # HIP alone compiles this file
             if finding.gate is not None:
                 continue
             check = by_id[finding.check_id]
