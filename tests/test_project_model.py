@@ -659,3 +659,20 @@ def test_warpsize_as_a_constant_is_reported_where_hip_alone_compiles_it(tmp_path
     document = _scan(nvidia, "--select", "ROCM205")
     assert ("k.cu", "ROCM205") not in _reported(document, nvidia)
     assert _gated(document, nvidia)[("k.cu", "ROCM205")].startswith("code nvcc compiles as well")
+
+
+def test_headers_of_pytorchs_cuda_build_in_an_installed_torch_are_gated(tmp_path):
+    """torch/include/ATen/native/cuda/... of an installed CUDA torch: the ROCm build compiles
+    the hipified copy; torch/include/ATen/core/... is compiled for ROCm as it is."""
+    root = _project(tmp_path, {
+        "site/torch/__init__.py": "",
+        "site/torch/include/ATen/native/cuda/Loops.cuh": CUTLASS,
+        "site/torch/include/ATen/core/Tensor.h": CUTLASS,
+        "site/other/include/ATen/native/cuda/Loops.cuh": CUTLASS,
+    })
+    document = _scan(os.path.join(root, "site"), "--select", "ROCM005")
+    reported = _reported(document, os.path.join(root, "site"))
+    assert ("torch/include/ATen/core/Tensor.h", "ROCM005") in reported
+    assert ("other/include/ATen/native/cuda/Loops.cuh", "ROCM005") in reported
+    gated = _gated(document, os.path.join(root, "site"))
+    assert gated[("torch/include/ATen/native/cuda/Loops.cuh", "ROCM005")].startswith("a header of PyTorch's CUDA build")

@@ -56,6 +56,12 @@ def apply_project_model(
     for path, indexes in by_path.items():
         absolute = os.path.abspath(path)
         root = find_project_root(os.path.dirname(absolute), project_ceiling(absolute, folders))
+        installed = _torch_cuda_header(absolute)
+        if installed is not None:
+            for index in indexes:
+                if findings[index].gate is None:
+                    findings[index] = replaced(findings[index], gate=installed)
+            continue
         if root is None:
             declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
             if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
@@ -112,6 +118,22 @@ def apply_project_model(
                     how = "redefines {} for HIP without its mask" if dropping_mask else "defines {} for HIP"
                     findings[index] = replaced(finding, gate=f"HIP shim: {where} {how.format(callee)}")
     return findings
+
+
+def _torch_cuda_header(path: str) -> str | None:
+    """A header of PyTorch's CUDA build in the include tree an installed torch package ships
+    (`torch/include/ATen/native/cuda/...`, `.../transformers/cuda/mem_eff_attention/...`):
+    PyTorch's ROCm build compiles its hipified copy (`cuda` becomes `hip` in the path), and a
+    ROCm torch package ships that copy instead; an extension built for ROCm is hipified to
+    include it. Such a file is never compiled for AMD as it is."""
+    parts = path.replace(os.sep, "/").split("/")
+    for i in range(len(parts) - 2):
+        if parts[i] == "torch" and parts[i + 1] == "include" and os.path.isfile(os.sep.join(parts[: i + 1] + ["__init__.py"])):
+            below = parts[i + 2 : -1]
+            if any(part in ("cuda", "cudnn") for part in below):
+                return ("a header of PyTorch's CUDA build, shipped in torch/include/: PyTorch's ROCm build and hipified "
+                        "extensions compile its hipified copy (cuda -> hip in the path)")
+    return None
 
 
 def _importers_gate(path: str, folders: list[str], graphs: dict) -> str | None:
