@@ -85,6 +85,29 @@ def test_diff_shows_fixes_and_changes_nothing(tmp_path):
     assert clean.returncode == 0 and clean.stdout == "" and "Would fix 0 findings." in clean.stderr
 
 
+def test_diff_applies_to_files_with_a_byte_order_mark_or_old_mac_line_ends(tmp_path):
+    """Checked with the tools users apply patches with: git apply and patch."""
+    bom = b"\xef\xbb\xbf" + PITFALLS.encode()
+    (tmp_path / "bom.py").write_bytes(bom)
+    (tmp_path / "cr.py").write_bytes(PITFALLS.replace("\n", "\r").encode())
+    raw = subprocess.run([sys.executable, "-m", "rocmlint", "scan", ".", "--diff", "--no-cache"], cwd=tmp_path, capture_output=True)
+    assert raw.returncode == 1, raw.stderr
+    assert raw.stdout.count(b"--- a/") == 2
+    assert b"\n \xef\xbb\xbfimport pynvml\n" in raw.stdout  # the hunk's context holds the byte-order mark
+    (tmp_path / "fixes.diff").write_bytes(raw.stdout)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    checked = subprocess.run(["git", "apply", "--check", "fixes.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    dry = subprocess.run(["patch", "-p1", "--dry-run", "-i", "fixes.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert "malformed" not in dry.stdout + dry.stderr
+    applied = subprocess.run(["patch", "-p1", "-i", "fixes.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert (tmp_path / "bom.py").read_bytes().startswith(b"\xef\xbb\xbfimport pynvml\n")
+    assert (tmp_path / "cr.py").read_bytes().count(b"\r") == 4 and b"\n" not in (tmp_path / "cr.py").read_bytes()
+    assert run_cli("scan", ".", "--select", "ROCM002", "--no-cache", cwd=tmp_path).returncode == 0
+
+
 def _stdin(tmp_path, data: bytes, *args):
     return subprocess.run(
         [sys.executable, "-m", "rocmlint", "scan", *args], input=data, cwd=tmp_path, capture_output=True, timeout=120

@@ -51,3 +51,30 @@ class Suppressions:
         if not codes:
             return False
         return "*" in codes or any(check_id.startswith(code) for code in codes if code)
+
+
+# A whole file exempted, by a comment alone on its line: `# flake8: noqa` as flake8 reads it
+# (flake8 skips such a file; with codes after it flake8 ignores the comment, and so does this),
+# and `# rocmlint: noqa` / `// rocmlint: noqa` (C/C++), optionally with the checks it exempts.
+_FILE_NOQA = re.compile(
+    r"^[ \t]*(?P<lead>#|//)[ \t]*(?P<tool>flake8|rocmlint)[:=][ \t]*noqa"
+    r"(?::[ \t]*(?P<codes>[A-Z][A-Z0-9]*(?:[ \t,]+[A-Z][A-Z0-9]*)*))?[ \t]*\r?$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def file_level_noqa(text: str, language: str) -> frozenset[str] | None:
+    """The checks a file-level suppression comment exempts the whole file from (ALL for every
+    check), or None when the file has none."""
+    if "noqa" not in text and "NOQA" not in text.upper():
+        return None
+    lead = "//" if language == "cpp" else "#"
+    exempted: set[str] = set()
+    for comment in _FILE_NOQA.finditer(text):
+        if comment.group("lead") != lead:
+            continue
+        codes = comment.group("codes")
+        if codes and comment.group("tool").lower() == "flake8":
+            continue
+        exempted |= _codes(codes)
+    return frozenset(exempted) if exempted else None
