@@ -130,3 +130,14 @@ def test_action_passes_globs_and_paths_with_spaces_through_untouched(tmp_path):
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in document["runs"][0]["results"]]
     # tests/ and other/ are named, so walked; the patterns leave out the files found in them.
     assert uris == ["my%20src/monitor.py"]
+
+
+def test_readme_workflows_use_actions_that_run_on_node_24_and_fixed_revisions():
+    """actions/checkout before v5 and codeql-action before v4 run on Node 20, which GitHub is
+    removing from its runners; a pre-commit `rev` must be a fixed revision, not a branch."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    uses = re.findall(r"uses:\s*(\S+)@(\S+)", readme)
+    majors = {name: int(ref.lstrip("v").split(".")[0]) for name, ref in uses if ref.startswith("v")}
+    assert majors["actions/checkout"] >= 5 and majors["github/codeql-action/upload-sarif"] >= 4
+    revs = re.findall(r"^\s*rev:\s*(\S+)", readme, re.MULTILINE)
+    assert revs and not any(rev in ("main", "master", "HEAD") for rev in revs)
