@@ -605,9 +605,13 @@ def _scan_stdin(args, settings) -> int:
         # As ruff does: the fixed text on standard output, what remains on standard error.
         sys.stdout.buffer.write(fixed)
         sys.stdout.flush()
+        if args.fix_only:  # nothing else is reported
+            return EXIT_FINDINGS if args.exit_non_zero_on_fix and applied else EXIT_CLEAN
         if applied:
             result = scan_text(fixed, args.stdin_filename, settings, use_project=not args.no_project)
         sys.stderr.write(render("text", result, checks_for(config)))
+        if applied and args.exit_non_zero_on_fix:
+            return EXIT_FINDINGS
     else:
         report = render(
             args.format, result, list(checks_for(config)), show_fix=args.show_fix, show_gated=args.show_gated,

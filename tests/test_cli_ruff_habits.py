@@ -114,6 +114,14 @@ def test_fix_only_and_exit_non_zero_on_fix(tmp_path):
     assert run_cli("scan", ".", "--no-cache", "--fix", cwd=tmp_path).returncode == 0
     wrong = run_cli("scan", ".", "--exit-non-zero-on-fix", cwd=tmp_path)
     assert wrong.returncode == 2 and "needs --fix" in wrong.stderr
+    # Standard input: the fixed text only.
+    for extra, code in (((), 0), (("--exit-non-zero-on-fix",), 1)):
+        stdin = subprocess.run(
+            ["python", "-m", "rocmlint", "scan", "-", "--stdin-filename", "t.py", "--fix-only", *extra],
+            input=PITFALLS, capture_output=True, text=True, cwd=tmp_path,
+        )
+        assert stdin.returncode == code and stdin.stderr == ""
+        assert stdin.stdout == PITFALLS.replace('mode="reduce-overhead"', 'mode=("default" if torch.version.hip else "reduce-overhead")')
 
 
 def test_ignore_noqa_reports_what_comments_suppress(tmp_path):
