@@ -1,6 +1,9 @@
-"""The `rocmlint` command: scan, rules, explain, doctor.
+"""The `rocmlint` command: scan (also named `check`, as in ruff), rules, explain, doctor.
 
 Exit codes: 0 nothing found, 1 findings reported, 2 usage, configuration or internal error.
+
+Options are spelled out in full (no abbreviations: a new option must not change what an old
+script means), and `scan` takes its paths before, after or between its options.
 """
 
 from __future__ import annotations
@@ -25,39 +28,68 @@ def _ids(values: list[str] | None) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
+# Formats with ruff's names where the format is the same thing: `concise` is rocmlint's `text`,
+# `full` is text with each finding's fix-it (--show-fix).
+OUTPUT_FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit", "concise", "full", "json-lines", "rdjson", "pylint", "azure")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rocmlint",
+        allow_abbrev=False,
         description="Find the code that breaks or slows down when a CUDA/NVIDIA project moves to AMD GPUs (ROCm/HIP).",
         epilog="Exit codes: 0 no findings, 1 findings, 2 usage or internal error. Docs per check: rocmlint explain ROCM001",
     )
-    parser.add_argument("--version", action="version", version=f"rocmlint {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"rocmlint {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     scan = commands.add_parser(
         "scan",
-        help="scan files and directories",
+        aliases=["check"],
+        allow_abbrev=False,
+        help="scan files and directories (`check` is the same command)",
         description="Scan Python, CUDA/HIP C++ and build files for ROCm portability pitfalls.",
         epilog="Configuration: each file is checked with the nearest rocmlint.toml, or pyproject.toml with [tool.rocmlint], "
         "above it (keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, max-file-size, cuda-only, "
-        "rocm-sources, rocm-version, arch). Command-line --select/--ignore/--rocm-version/--arch replace the configured values; "
+        "rocm-sources, rocm-version, arch; .rocmlint.toml is read too). Command-line --select/--ignore/--rocm-version/--arch replace the configured values; "
         "--extend-select, --extend-ignore and --exclude add to them. Before reporting C/C++ "
         "hits, rocmlint reads the project's CMake files, setup.py and Makefiles to learn which files the "
         "ROCm build compiles (--no-project turns this off; --show-gated lists what it gated).",
     )
     scan.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
     scan.add_argument(
-        "--format", choices=("text", "json", "sarif", "github", "gitlab", "junit"), default="text", help="output format (default: text)"
+        "--format",
+        "--output-format",
+        dest="format",
+        choices=OUTPUT_FORMATS,
+        default="text",
+        help="output format (default: text; concise is text; full is text with each fix-it; json-lines, rdjson, pylint "
+        "and azure as ruff writes them)",
     )
-    scan.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of standard output")
+    scan.add_argument("-o", "--output", "--output-file", dest="output", metavar="FILE", help="write the report to FILE instead of standard output")
     scan.add_argument("--select", action="append", metavar="IDS", help="comma-separated check ids or prefixes to run (e.g. ROCM001,ROCM2)")
     scan.add_argument("--ignore", action="append", metavar="IDS", help="comma-separated check ids or prefixes to leave out")
-    scan.add_argument("--exclude", action="append", default=[], metavar="PATTERN", help="gitignore-style pattern of paths to skip (repeatable)")
+    scan.add_argument(
+        "--exclude",
+        "--extend-exclude",
+        dest="exclude",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="gitignore-style pattern of paths to skip, added to the configured ones (repeatable)",
+    )
     scan.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
     scan.add_argument("--show-fix", action="store_true", help="text format: print each finding's fix-it snippet")
     scan.add_argument("--fix", action="store_true", help="apply safe automatic fixes in place")
     scan.add_argument("--unsafe-fixes", action="store_true", help="with --fix, also apply unsafe fixes")
-    scan.add_argument("--config", metavar="FILE", help="read [tool.rocmlint] from this pyproject.toml")
+    scan.add_argument(
+        "--config",
+        action="append",
+        metavar="FILE|KEY=VALUE",
+        help="read the configuration from FILE (a pyproject.toml with [tool.rocmlint], or a rocmlint.toml) for every file; "
+        "or, as in ruff, a TOML `key = value` (e.g. 'select = [\"ROCM0\"]') that takes the place of the configured value "
+        "(repeatable)",
+    )
     scan.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     scan.add_argument("--max-file-size", type=int, metavar="BYTES", help="skip larger files (0: no limit; default 1 MiB)")
     scan.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: one per CPU)")
@@ -113,11 +145,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_workflow_options(scan)
 
-    rules = commands.add_parser("rules", help="list every check", description="List every check rocmlint has.")
+    rules = commands.add_parser("rules", allow_abbrev=False, help="list every check", description="List every check rocmlint has.")
     rules.add_argument("--format", choices=("text", "markdown", "json"), default="text")
 
     explain = commands.add_parser(
         "explain",
+        allow_abbrev=False,
         help="show a check's documentation and fix-it",
         description="Show a check's documentation and fix-it, or with `gates` what rocmlint leaves alone and why "
         "(gated code, and the project model of what the ROCm build compiles).",
@@ -127,9 +160,11 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser(
         "doctor",
+        allow_abbrev=False,
         help="report this machine's GPU stack and runtime hazards (needs rocmlint[runtime] for GPU details)",
         add_help=False,
     )
+    parser.set_defaults(scan_parser=scan)
     return parser
 
 
@@ -137,10 +172,21 @@ def _settings(args):
     from rocmlint.config import parse_archs, parse_rocm_version
     from rocmlint.settings import CommandLine, Settings
 
-    if args.config and args.isolated:
+    from rocmlint.config import parse_override
+
+    config_files, overrides = [], []
+    for value in args.config or ():
+        if Path(value).is_file():
+            config_files.append(value)
+        elif "=" in value:
+            overrides.append(parse_override(value))
+        else:
+            raise UsageError(f"--config {value}: no such file (and not a `key = value` either)")
+    if len(config_files) > 1:
+        raise UsageError(f"--config names {len(config_files)} files: give one (and any number of `key = value`)")
+    config_file = config_files[0] if config_files else None
+    if config_file and args.isolated:
         raise UsageError("--config and --isolated cannot be used together: --isolated ignores every configuration file")
-    if args.config and not Path(args.config).is_file():
-        raise UsageError(f"--config {args.config}: no such file")
     if args.max_file_size is not None and args.max_file_size < 0:
         raise UsageError("--max-file-size must be 0 or more")
     command_line = CommandLine(
@@ -152,9 +198,12 @@ def _settings(args):
         max_file_size=args.max_file_size,
         rocm_version=parse_rocm_version(args.rocm_version, "--rocm-version") if args.rocm_version is not None else None,
         archs=parse_archs(_ids(args.arch) or [""], "--arch") if args.arch is not None else None,
-        config_file=Path(args.config) if args.config else None,
+        config_file=Path(config_file) if config_file else None,
         isolated=args.isolated,
         preview=args.preview,
+        per_file_ignores=_per_file_ignores(args.per_file_ignores, "--per-file-ignores") if args.per_file_ignores is not None else None,
+        extend_per_file_ignores=_per_file_ignores(args.extend_per_file_ignores or [], "--extend-per-file-ignores"),
+        overrides=tuple(overrides),
     )
     from rocmlint.engine import select_checks
 
@@ -164,9 +213,24 @@ def _settings(args):
     for ids in (command_line.select, command_line.extend_select, command_line.ignore, command_line.extend_ignore):
         if ids:
             select_checks(list(ids), [])
+    for _, ids in (command_line.per_file_ignores or ()) + command_line.extend_per_file_ignores:
+        select_checks(list(ids), [])
     settings = Settings(command_line)
     _say_preview_needed((command_line.select or ()) + command_line.extend_select, settings)
     return settings
+
+
+def _per_file_ignores(values: list[str], option: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`PATTERN:IDS` (as ruff spells it: `tests/**:ROCM001,ROCM2`), the pattern relative to the
+    current directory; a pattern that starts with `!` applies to every file it does not match."""
+    pairs = []
+    for value in values:
+        pattern, colon, ids = value.rpartition(":")
+        codes = tuple(_ids([ids]) or ())
+        if not colon or not pattern.lstrip("!").strip() or not codes:
+            raise UsageError(f"{option} {value!r}: give PATTERN:IDS, such as 'tests/**:ROCM001,ROCM2'")
+        pairs.append((pattern, tuple(code.upper() for code in codes)))
+    return tuple(pairs)
 
 
 def _say_preview_needed(selected: tuple[str, ...], settings) -> None:
@@ -187,8 +251,15 @@ def _scan(args) -> int:
     from rocmlint.report import render
     from rocmlint.settings import scan_paths
 
+    if args.fix_only and not args.diff:
+        args.fix = True  # as in ruff: --fix-only implies --fix, and --diff shows what it would do
     if args.unsafe_fixes and not (args.fix or args.diff):
-        raise UsageError("--unsafe-fixes needs --fix or --diff")
+        raise UsageError("--unsafe-fixes needs --fix, --fix-only or --diff")
+    if args.exit_non_zero_on_fix and not args.fix:
+        raise UsageError("--exit-non-zero-on-fix needs --fix or --fix-only")
+    if args.format in ("concise", "full"):
+        args.show_fix = args.show_fix or args.format == "full"
+        args.format = "text"
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be 1 or more")
     _check_workflow_options(args)
@@ -198,6 +269,10 @@ def _scan(args) -> int:
     paths = [Path(p) for p in (args.paths or ["."])]
     for path in paths:
         _check_path(path)
+    if args.show_settings:
+        return _show_settings(settings, paths[0])
+    if args.show_files:
+        return _show_files(settings, paths, args.force_exclude)
     if args.output:
         _check_output(args.output)
 
@@ -214,11 +289,15 @@ def _scan(args) -> int:
         elif chosen is not None:
             cache_dir = str(chosen)
 
+    import time
+
+    started = time.monotonic()
+
     def run():
         with _Progress(args) as progress:
             return scan_paths(
                 paths, settings, jobs=args.jobs, use_project=not args.no_project, force_exclude=args.force_exclude,
-                progress=progress, cache_dir=cache_dir,
+                progress=progress, cache_dir=cache_dir, honour_noqa=not args.ignore_noqa,
             )
 
     result, checks = run()
@@ -226,6 +305,7 @@ def _scan(args) -> int:
         return _add_noqa(result)
     if args.diff:
         return _show_diff(result, args.unsafe_fixes)
+    applied = 0
     if args.fix:
         from rocmlint.fixes.files import fix_files
 
@@ -234,14 +314,23 @@ def _scan(args) -> int:
             result, checks = run()
         result.problems.extend(fix_problems)
         print(f"Fixed {applied} finding{'s' if applied != 1 else ''}.", file=sys.stderr)
+    fixed_exit = EXIT_FINDINGS if args.exit_non_zero_on_fix and applied else EXIT_CLEAN
+    if args.fix_only:
+        # As in ruff: what remains is not reported; only what could not be done is said.
+        if result.problems and not args.quiet:
+            _print_problems(result.problems)
+        if any(problem.internal for problem in result.problems):
+            return EXIT_ERROR
+        return fixed_exit
     if args.baseline:
         if args.write_baseline:
-            return _write_baseline(args, result)
-        result = _without_baselined(args, result)
+            return _write_baseline(args, result, paths, checks)
+        result = _without_baselined(args, result, paths, checks)
     rocm_version = _rocm_version(settings, paths[0])
     report = render(
         args.format, result, checks, show_fix=args.show_fix, show_gated=args.show_gated, rocm_version=rocm_version,
         paths=paths, sarif_category=args.sarif_category, statistics=args.statistics, show_skipped=args.show_skipped,
+        color=_color(args), elapsed=time.monotonic() - started,
     )
     if args.output:
         _write_report(args.output, report)
@@ -256,6 +345,68 @@ def _scan(args) -> int:
         return EXIT_FINDINGS
     if result.findings and not args.exit_zero:
         return EXIT_FINDINGS
+    return fixed_exit
+
+
+def _color(args) -> bool:
+    """Whether the text formats are coloured: --color, else NO_COLOR and FORCE_COLOR
+    (no-color.org, force-color.org), else whether standard output is a terminal."""
+    import os
+
+    if args.color != "auto":
+        return args.color == "always"
+    if args.output or os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
+
+
+def _show_settings(settings, path: Path) -> int:
+    """--show-settings: the configuration a path is checked with, as TOML keys."""
+    from rocmlint.settings import checks_for
+
+    config = settings.config_for(path)
+    target = config.target
+    lines = [
+        f"# Resolved settings for: {path.as_posix()}",
+        f"# Settings path: {config.path.as_posix() if config.path else 'none (defaults)'}",
+        f"# Patterns are relative to: {config.root.as_posix()}",
+        f"select = {_toml(list(config.select))}" if config.select is not None else "# select: not set (the checks on by default)",
+        f"extend-select = {_toml(list(config.extend_select))}",
+        f"ignore = {_toml(list(config.ignore))}",
+        "per-file-ignores = {" + ", ".join(f"{_toml(p)} = {_toml(list(ids))}" for p, ids in config.per_file_ignores) + "}",
+        f"exclude = {_toml(list(config.exclude))}",
+        f"max-file-size = {config.max_file_size}",
+        f"cuda-only = {_toml(list(config.cuda_only))}",
+        f"rocm-sources = {_toml(list(config.rocm_sources))}",
+        f"rocm-version = {_toml('.'.join(map(str, target.rocm_version)))}" if target.rocm_version else "# rocm-version: not set (any current release)",
+        f"arch = {_toml(list(target.archs))}",
+        f"preview = {'true' if config.preview else 'false'}",
+    ]
+    command_line = settings.command_line
+    given = (command_line.per_file_ignores or ()) + command_line.extend_per_file_ignores
+    if given:
+        shown = ", ".join(pattern + ":" + ",".join(ids) for pattern, ids in given)
+        lines.append(f"# --per-file-ignores (relative to the current directory): {shown}")
+    lines.append(f"# checks that run: {' '.join(c.id for c in checks_for(config))}")
+    _write_stdout("\n".join(lines) + "\n")
+    return EXIT_CLEAN
+
+
+def _toml(value) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string or list of strings is TOML too
+
+
+def _show_files(settings, paths, force_exclude: bool) -> int:
+    """--show-files: every file a scan of `paths` would check, one a line, sorted."""
+    from rocmlint.report.text import shown_path
+    from rocmlint.settings import files_to_scan
+
+    files, problems = files_to_scan(paths, settings, force_exclude)
+    _write_stdout("".join(f"{shown_path(path)}\n" for path in sorted(files)))
+    if problems:
+        _print_problems(problems)
     return EXIT_CLEAN
 
 
@@ -353,6 +504,30 @@ def _add_workflow_options(scan) -> None:
     group.add_argument(
         "--sarif-category", metavar="NAME", help="SARIF: the category that tells this analysis apart from others of the same commit"
     )
+    habits = scan.add_argument_group("as in ruff")
+    habits.add_argument("--fix-only", action="store_true", help="apply safe fixes (--unsafe-fixes: those too) and report nothing else; exit 0")
+    habits.add_argument(
+        "--exit-non-zero-on-fix", action="store_true", help="exit 1 when --fix or --fix-only changed a file, even if no finding remains"
+    )
+    habits.add_argument("--ignore-noqa", action="store_true", help="report what noqa comments (line and file level) suppress")
+    habits.add_argument(
+        "--per-file-ignores",
+        action="append",
+        metavar="PATTERN:IDS",
+        help="checks to leave out in matching files, in place of the configured per-file-ignores; gitignore-style pattern "
+        "relative to the current directory; `!PATTERN`: every file it does not match (repeatable)",
+    )
+    habits.add_argument(
+        "--extend-per-file-ignores", action="append", metavar="PATTERN:IDS", help="as --per-file-ignores, added to the configured ones"
+    )
+    habits.add_argument("--show-settings", action="store_true", help="print the configuration the first path is checked with, and exit")
+    habits.add_argument("--show-files", action="store_true", help="print the files a scan would check, and exit")
+    habits.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text formats: auto (default) on a terminal unless NO_COLOR is set, or where FORCE_COLOR is",
+    )
 
 
 def _check_workflow_options(args) -> None:
@@ -415,7 +590,10 @@ def _scan_stdin(args, settings) -> int:
     if args.add_noqa or args.baseline:
         raise UsageError("--add-noqa and --baseline work on files, not on standard input")
     data = sys.stdin.buffer.read()
-    result = scan_text(data, args.stdin_filename, settings, use_project=not args.no_project, force_exclude=args.force_exclude)
+    result = scan_text(
+        data, args.stdin_filename, settings, use_project=not args.no_project, force_exclude=args.force_exclude,
+        honour_noqa=not args.ignore_noqa,
+    )
     name = args.stdin_filename or "-"
     config = settings.config_for(args.stdin_filename or Path.cwd() / "-")
     if args.fix or args.diff:
@@ -427,9 +605,13 @@ def _scan_stdin(args, settings) -> int:
         # As ruff does: the fixed text on standard output, what remains on standard error.
         sys.stdout.buffer.write(fixed)
         sys.stdout.flush()
+        if args.fix_only:  # nothing else is reported
+            return EXIT_FINDINGS if args.exit_non_zero_on_fix and applied else EXIT_CLEAN
         if applied:
             result = scan_text(fixed, args.stdin_filename, settings, use_project=not args.no_project)
         sys.stderr.write(render("text", result, checks_for(config)))
+        if applied and args.exit_non_zero_on_fix:
+            return EXIT_FINDINGS
     else:
         report = render(
             args.format, result, list(checks_for(config)), show_fix=args.show_fix, show_gated=args.show_gated,
@@ -475,20 +657,42 @@ def _add_noqa(result) -> int:
     return EXIT_FINDINGS if report.refused else EXIT_CLEAN
 
 
-def _write_baseline(args, result) -> int:
-    from rocmlint.report.baseline import write_baseline
+def _write_baseline(args, result, paths, checks) -> int:
+    """Record the current findings of the scanned paths; what the baseline holds for other
+    files (or for checks that did not run) stays in it."""
+    from collections import Counter
 
-    count = write_baseline(Path(args.baseline), result.findings)
-    print(f"Wrote {count} finding{'s' if count != 1 else ''} to {args.baseline}.", file=sys.stderr)
+    from rocmlint.report.baseline import entries_outside, read_baseline, stale_entries, write_merged_baseline
+
+    path = Path(args.baseline)
+    previous = read_baseline(path) if path.exists() else Counter()
+    ran = {c.id for c in checks}
+    dropped = stale_entries(result.findings, previous, path, paths, ran) if previous else 0
+    count, kept = write_merged_baseline(path, result.findings, entries_outside(previous, path, paths, ran))
+    said = f"Wrote {count} finding{'s' if count != 1 else ''} to {args.baseline}"
+    if kept:
+        said += f" ({kept} kept from files or checks this scan did not cover)"
+    if dropped:
+        said += f"; dropped {dropped} no longer found"
+    print(said + ".", file=sys.stderr)
     return EXIT_CLEAN
 
 
-def _without_baselined(args, result):
-    from rocmlint.report.baseline import filter_baselined, read_baseline
+def _without_baselined(args, result, paths, checks):
+    from rocmlint.report.baseline import filter_baselined, read_baseline, stale_entries
 
-    kept, hidden = filter_baselined(result.findings, read_baseline(Path(args.baseline)), Path(args.baseline))
+    path = Path(args.baseline)
+    baseline = read_baseline(path)
+    stale = stale_entries(result.findings, baseline, path, paths, {c.id for c in checks})
+    kept, hidden = filter_baselined(result.findings, baseline, path)
     result.findings = kept
     result.baselined = hidden
+    if stale and not args.quiet:
+        print(
+            f"rocmlint: {stale} finding{'s' if stale != 1 else ''} in {args.baseline} no longer found (fixed, or the line "
+            "changed): --write-baseline drops them",
+            file=sys.stderr,
+        )
     return result
 
 
@@ -549,7 +753,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return doctor_main(argv[1:])
     parser = _parser()
-    args = parser.parse_args(argv)
+    if argv[:1] in (["scan"], ["check"]):
+        # Paths before, after or between the options, as ruff takes them: `scan src --no-cache tests`.
+        args = parser.get_default("scan_parser").parse_intermixed_args(argv[1:])
+        args.command = "scan"
+    else:
+        args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
@@ -559,7 +768,7 @@ def main(argv: list[str] | None = None) -> int:
     from rocmlint.engine import SelectionError
 
     try:
-        if args.command == "scan":
+        if args.command in ("scan", "check"):
             return _scan(args)
         if args.command == "rules":
             return _rules(args)

@@ -2,7 +2,7 @@
 rocmlint.toml, read by every face.
 
 As in ruff, each file is checked with the configuration nearest to it: the first directory
-upward from the file that holds a rocmlint.toml, or a pyproject.toml with a `[tool.rocmlint]`
+upward from the file that holds a .rocmlint.toml or rocmlint.toml, or a pyproject.toml with a `[tool.rocmlint]`
 table (rocmlint.toml wins when a directory has both), stopping at the repository root (a
 directory with `.git`). Without one, the defaults apply. `--config FILE` names one file for
 every scanned file instead, and `--isolated` ignores configuration files altogether.
@@ -35,7 +35,8 @@ from pathlib import Path
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 # In one directory, the first of these that holds a configuration is the one used.
-CONFIG_FILE_NAMES = ("rocmlint.toml", "pyproject.toml")
+# (.rocmlint.toml, a hidden rocmlint.toml, first, as ruff reads .ruff.toml before ruff.toml.)
+CONFIG_FILE_NAMES = (".rocmlint.toml", "rocmlint.toml", "pyproject.toml")
 
 
 class ConfigError(ValueError):
@@ -77,11 +78,20 @@ class Config:
         relative = _relative(path, self.root)
         if relative is None:
             return ()
-        codes: list[str] = []
-        for pattern, ids in self.per_file_ignores:
-            if _patterns((pattern,)).leaves_out(relative, False) is not None:
-                codes.extend(ids)
-        return tuple(codes)
+        return per_file_codes(self.per_file_ignores, relative)
+
+
+def per_file_codes(per_file_ignores, relative: str) -> tuple[str, ...]:
+    """The ids and prefixes a list of (pattern, ids) leaves out for `relative` ("/"-separated,
+    relative to the patterns' folder). A pattern that starts with `!` applies to every file it
+    does not match (as in ruff): `"!src/**" = ["ROCM0"]` leaves ROCM0 out everywhere but in src/."""
+    codes: list[str] = []
+    for pattern, ids in per_file_ignores:
+        negated = pattern.startswith("!")
+        matched = _patterns((pattern[1:] if negated else pattern,)).leaves_out(relative, False) is not None
+        if matched != negated:
+            codes.extend(ids)
+    return tuple(codes)
 
 
 @lru_cache(maxsize=256)
@@ -164,6 +174,9 @@ def _flag(value: object, where: str) -> bool:
 def _per_file_ignores(value: object, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f'{where} must be a table of pattern = [check ids], such as {{ "tests/**" = ["ROCM001"] }}, got {value!r}')
+    for pattern in value:
+        if not pattern.lstrip("!").strip():
+            raise ConfigError(f"{where}: an empty pattern {pattern!r} matches no file")
     return tuple((pattern, check_selectors(ids, f"{where} {pattern!r}")) for pattern, ids in value.items())
 
 
@@ -287,3 +300,54 @@ def config_for_file(path: str | Path) -> Config:
     path = Path(path)
     directory = path if path.is_dir() else path.parent
     return find_config(Path(os.path.abspath(directory)))
+
+
+# --config KEY=VALUE: a key of the configuration and the Config field it sets.
+_OVERRIDDEN_FIELDS = {
+    "select": "select",
+    "extend-select": "extend_select",
+    "ignore": "ignore",
+    "per-file-ignores": "per_file_ignores",
+    "exclude": "exclude",
+    "max-file-size": "max_file_size",
+    "cuda-only": "cuda_only",
+    "rocm-sources": "rocm_sources",
+    "preview": "preview",
+}
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """`--config 'select = ["ROCM0"]'`: one TOML `key = value` line, read as that key of a
+    configuration file is read. Returns (key, the value read)."""
+    tomllib = toml_parser()
+    where = f"--config {text!r}"
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: neither a configuration file nor a TOML `key = value`: {exc}") from None
+    if len(table) != 1:
+        raise ConfigError(f"{where}: give one `key = value` per --config")
+    key, value = next(iter(table.items()))
+    if key == "tool" and isinstance(value, dict) and list(value) == ["rocmlint"] and isinstance(value["rocmlint"], dict) and len(value["rocmlint"]) == 1:
+        key, value = next(iter(value["rocmlint"].items()))  # tool.rocmlint.select = [...]
+    reader = _READERS.get(key)
+    if reader is None:
+        raise ConfigError(f"{where}: unknown key {key} (known keys: {', '.join(KNOWN_KEYS)})")
+    return key, reader(value, where)
+
+
+def with_overrides(config: Config, overrides: tuple[tuple[str, object], ...]) -> Config:
+    """`config` with the --config KEY=VALUE values in place of the file's, in the order given;
+    `extend-exclude` adds to the patterns left out, `exclude` replaces them."""
+    from dataclasses import replace
+
+    for key, value in overrides:
+        if key == "extend-exclude":
+            config = replace(config, exclude=config.exclude + value)
+        elif key == "rocm-version":
+            config = replace(config, target=GpuTarget(value, config.target.archs))
+        elif key == "arch":
+            config = replace(config, target=GpuTarget(config.target.rocm_version, value))
+        else:
+            config = replace(config, **{_OVERRIDDEN_FIELDS[key]: value})
+    return config

@@ -185,16 +185,28 @@ def relevant_checks(source: SourceFile, checks: Iterable[Check]) -> list[Check]:
 
 
 def check_source(
-    source: SourceFile, checks: Iterable[Check], *, keep_gated: bool = False, relevant: list[Check] | None = None
+    source: SourceFile,
+    checks: Iterable[Check],
+    *,
+    keep_gated: bool = False,
+    relevant: list[Check] | None = None,
+    honour_noqa: bool = True,
 ) -> tuple[list[Finding], list[Problem]]:
     """Run `checks` on one file. Parse failures become Problems, never exceptions.
 
     Hits in code already gated for one GPU stack are dropped, or with `keep_gated` returned
     with their `gate` reason set (the scanner lists them on request and lets the project
-    model look at them again).
+    model look at them again). Without `honour_noqa` (--ignore-noqa), suppression comments,
+    the file-level ones too, are read as plain comments.
     """
     if relevant is None:
         relevant = relevant_checks(source, checks)
+    if honour_noqa and relevant:
+        from rocmlint.noqa.comments import file_level_noqa
+
+        exempted = file_level_noqa(source.text, source.language)
+        if exempted is not None:
+            relevant = [c for c in relevant if not ("*" in exempted or any(c.id.startswith(code) for code in exempted))]
     findings: list[Finding] = []
     if not relevant:
         return findings, []
@@ -210,7 +222,7 @@ def check_source(
     problems: list[Problem] = []
     for check in relevant:
         try:
-            findings.extend(_check_one(source, check, keep_gated, seen))
+            findings.extend(_check_one(source, check, keep_gated, seen, honour_noqa))
         except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
@@ -220,7 +232,7 @@ def check_source(
     return findings, problems
 
 
-def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tuple]) -> list[Finding]:
+def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tuple], honour_noqa: bool = True) -> list[Finding]:
     findings: list[Finding] = []
     moot, targets = target_gate(check, source.target)
     extra = {"TARGETS": targets} if targets is not None else None
@@ -235,7 +247,7 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
         if gate is not None and not keep_gated:
             continue
         line, col = source.position(match.start)
-        if source.suppressions.suppressed(line, check.id):
+        if honour_noqa and source.suppressions.suppressed(line, check.id):
             continue
         key = (check.id, match.start, match.end)
         if key in seen:
@@ -276,7 +288,13 @@ def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Chec
 
 
 def check_file(
-    target: Target, checks: Sequence[Check], max_file_size: int, directives: dict | None = None, gpu_target=None, cache=None
+    target: Target,
+    checks: Sequence[Check],
+    max_file_size: int,
+    directives: dict | None = None,
+    gpu_target=None,
+    cache=None,
+    honour_noqa: bool = True,
 ) -> tuple[list[Finding], list[Problem]]:
     """All hits of one file, gated ones included (see check_source). When `directives` is a
     dict, a C/C++ file that belongs to a project also leaves its directives there, so that a
@@ -319,7 +337,7 @@ def check_file(
                 cache.note_unmarked(key)
             return [], []
         if key is None:
-            return check_source(source, checks, keep_gated=True, relevant=relevant)
+            return check_source(source, checks, keep_gated=True, relevant=relevant, honour_noqa=honour_noqa)
         from rocmlint.files.result_cache import record_questions, stop_recording
 
         questions = record_questions()
@@ -341,14 +359,16 @@ def check_file(
 _worker_checks: list[Check] = []
 _worker_target = None
 _worker_cache = None
+_worker_honours_noqa = True
 
 
-def _init_worker(check_ids: list[str], gpu_target, cache) -> None:
-    global _worker_checks, _worker_target, _worker_cache
+def _init_worker(check_ids: list[str], gpu_target, cache, honour_noqa: bool = True) -> None:
+    global _worker_checks, _worker_target, _worker_cache, _worker_honours_noqa
     wanted = set(check_ids)
     _worker_checks = [c for c in load_catalog() if c.id in wanted]
     _worker_target = gpu_target
     _worker_cache = cache
+    _worker_honours_noqa = honour_noqa
 
 
 def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bool):
@@ -356,7 +376,7 @@ def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bo
     problems: list[Problem] = []
     directives: dict | None = {} if collect_directives else None
     for target in batch:
-        f, p = check_file(target, _worker_checks, max_file_size, directives, _worker_target, _worker_cache)
+        f, p = check_file(target, _worker_checks, max_file_size, directives, _worker_target, _worker_cache, _worker_honours_noqa)
         findings.extend(f)
         problems.extend(p)
     unmarked: list[str] = []
@@ -394,6 +414,7 @@ class ScanRequest:
     cache_dir: str | None = None  # where per-file results are kept between scans (None: nowhere)
     # The paths the user asked to scan (default: `paths`): outside git, no project root is above them.
     scan_roots: Sequence[Path] | None = None
+    honour_noqa: bool = True  # False (--ignore-noqa): suppression comments are plain comments
 
 
 def scan(request: ScanRequest) -> ScanResult:
@@ -416,7 +437,8 @@ def scan(request: ScanRequest) -> ScanResult:
     jobs = request.jobs or os.cpu_count() or 1
     max_size = request.config.max_file_size
     cache = None
-    if request.cache_dir is not None:
+    # Kept results are those of a scan that honours noqa comments: --ignore-noqa checks afresh.
+    if request.cache_dir is not None and request.honour_noqa:
         from rocmlint.files.result_cache import ResultCache, scan_salt
 
         cache = ResultCache(request.cache_dir, scan_salt(request.checks, request.config.target))
@@ -429,7 +451,7 @@ def scan(request: ScanRequest) -> ScanResult:
         batches = [targets[i : i + 64] for i in range(0, len(targets), 64)]
         jobs = min(jobs, len(batches))  # a process per batch at most: more would only wait
         ids = [c.id for c in request.checks]
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target, cache)) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target, cache, request.honour_noqa)) as pool:
             count = len(batches)
             for done, (findings, problems, read, unmarked) in enumerate(
                 pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count), start=1
@@ -444,7 +466,9 @@ def scan(request: ScanRequest) -> ScanResult:
                     request.progress(min(done * 64, len(targets)))
     else:
         for done, target in enumerate(targets, start=1):
-            findings, problems = check_file(target, request.checks, max_size, directives, request.config.target, cache)
+            findings, problems = check_file(
+                target, request.checks, max_size, directives, request.config.target, cache, request.honour_noqa
+            )
             result.findings.extend(findings)
             result.problems.extend(problems)
             if request.progress is not None:

@@ -34,6 +34,11 @@ class CommandLine:
     config_file: Path | None = None  # --config: this file for every scanned file
     isolated: bool = False  # --isolated: no configuration file at all
     preview: bool | None = None  # --preview / --no-preview
+    # --per-file-ignores (replaces the configured table) and --extend-per-file-ignores:
+    # (gitignore-style pattern relative to the current directory, ids or prefixes)
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    overrides: tuple[tuple[str, object], ...] = ()  # --config KEY=VALUE, read (rocmlint.config.parse_override)
 
 
 class Settings:
@@ -53,10 +58,30 @@ class Settings:
         base = self._fixed if self._fixed is not None else config_for_file(path)
         return _with_command_line(base, self.command_line)
 
+    def ignored_here(self, config: Config, path: str) -> tuple[str, ...]:
+        """What `per-file-ignores` leaves out for `path`: the configuration's, relative to its
+        folder, and the command line's, relative to the current directory."""
+        codes = config.ignored_here(path)
+        given = (self.command_line.per_file_ignores or ()) + self.command_line.extend_per_file_ignores
+        if given:
+            from rocmlint.config import per_file_codes
+            from rocmlint.files.discovery import relative_to_cwd
+
+            relative = relative_to_cwd(path)
+            if relative is not None:
+                codes += per_file_codes(given, relative)
+        return codes
+
 
 @lru_cache(maxsize=256)
 def _with_command_line(config: Config, command_line: CommandLine) -> Config:
+    if command_line.overrides:
+        from rocmlint.config import with_overrides
+
+        config = with_overrides(config, command_line.overrides)
     changes: dict = {}
+    if command_line.per_file_ignores is not None:
+        changes["per_file_ignores"] = ()
     if command_line.select is not None:
         # A selection made on the command line starts afresh, the file's extend-select too (as in ruff).
         changes["select"] = command_line.select
@@ -164,6 +189,18 @@ def _targets_by_config(paths: Sequence[Path], settings: Settings, force_exclude:
     return groups
 
 
+def files_to_scan(paths: Sequence[Path], settings: Settings, force_exclude: bool = False) -> tuple[list[str], list[Problem]]:
+    """The files a scan of `paths` would check (in a language one of their checks reads), and
+    what could not be read: what `--show-files` lists."""
+    result = ScanResult()
+    groups = _targets_by_config(paths, settings, force_exclude, result)
+    files = []
+    for config, targets in groups.items():
+        languages = {lang for check in checks_for(config) for lang in check.languages}
+        files.extend(t.path for t in targets if t.language in languages)
+    return files, result.problems
+
+
 def scan_paths(
     paths: Sequence[Path],
     settings: Settings,
@@ -173,6 +210,7 @@ def scan_paths(
     force_exclude: bool = False,
     progress: Callable[[int, int], None] | None = None,
     cache_dir: str | None = None,
+    honour_noqa: bool = True,
 ) -> tuple[ScanResult, list]:
     """Scan `paths`, each file with its own configuration. Returns the merged result and every
     check that ran on some file (for reporters that list the rules).
@@ -197,10 +235,11 @@ def scan_paths(
             ScanRequest(
                 [], list(checks_by_config[config]), config, (), jobs, use_project=use_project,
                 progress=_offset_progress(progress, done, total), targets=files, cache_dir=cache_dir, scan_roots=list(paths),
+                honour_noqa=honour_noqa,
             )
         )
         done += len(files)
-        ignored = {path: config.ignored_here(path) for path in {f.path for f in part.findings + part.gated}}
+        ignored = {path: settings.ignored_here(config, path) for path in {f.path for f in part.findings + part.gated}}
         result.findings.extend(f for f in part.findings if not ignored_in_file(f.check_id, ignored[f.path]))
         result.gated.extend(f for f in part.gated if not ignored_in_file(f.check_id, ignored[f.path]))
         result.problems.extend(part.problems)

@@ -13,7 +13,9 @@ from pathlib import Path
 from rocmlint.findings import Problem, ScanResult
 
 
-def scan_text(data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False) -> ScanResult:
+def scan_text(
+    data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False, honour_noqa: bool = True
+) -> ScanResult:
     from rocmlint.engine import apply_preview, check_source
     from rocmlint.project.gating import apply_project_model
     from rocmlint.findings import Finding
@@ -51,7 +53,7 @@ def scan_text(data: bytes, filename: str | None, settings, *, use_project: bool 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     source = SourceFile(shown, text, language, target=config.target)
     try:
-        hits, problems = check_source(source, checks, keep_gated=True)
+        hits, problems = check_source(source, checks, keep_gated=True, honour_noqa=honour_noqa)
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -61,7 +63,7 @@ def scan_text(data: bytes, filename: str | None, settings, *, use_project: bool 
         hits = apply_project_model(hits, checks, config, result.problems)
     if not config.preview:
         hits = apply_preview(hits, checks) if filename else [h for h in hits if not _in_preview_anywhere(h, checks)]
-    ignored = config.ignored_here(filename) if filename else ()
+    ignored = settings.ignored_here(config, filename) if filename else ()
     hits = [h for h in hits if not ignored_in_file(h.check_id, ignored)]
     result.findings = sorted((h for h in hits if h.gate is None), key=Finding.sort_key)
     result.gated = sorted((h for h in hits if h.gate is not None), key=Finding.sort_key)

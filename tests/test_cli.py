@@ -92,6 +92,30 @@ def test_github_annotations(tmp_path):
     assert lines[1].startswith("::warning file=train.py,line=4,col=9,")
 
 
+def test_github_annotations_most_severe_first_ten_of_each_kind(tmp_path):
+    # 12 errors (ROCM001) after 12 warnings (ROCM002) in file order, and a file not scanned.
+    _project(tmp_path, 'import torch\n' + 'model = torch.compile(model, mode="reduce-overhead")\n' * 12, name="a.py")
+    _project(tmp_path, "import pynvml\n" * 12, name="b.py")
+    (tmp_path / "c.py").write_bytes(b"\0binary")
+    proc = run_cli("scan", ".", "--no-cache", "--format", "github", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    kinds = [line.split(" ", 1)[0] for line in lines if line.startswith("::")]
+    assert kinds == ["::error"] * 10 + ["::warning"] * 10
+    assert lines[0].startswith("::error file=b.py,line=1,")
+    plain = [line for line in lines if not line.startswith("::")]
+    assert plain[:2] == [
+        "b.py:11:1: ROCM001 " + plain[0].split(" ROCM001 ", 1)[1],
+        "b.py:12:1: ROCM001 " + plain[1].split(" ROCM001 ", 1)[1],
+    ]
+    assert plain[-1] == (
+        "rocmlint: 5 not shown as annotations (2 errors, 3 warnings): GitHub shows 10 of each kind per step; they are "
+        "listed above, and code scanning (--format sarif) shows every one"
+    )
+    assert "c.py: skipped: binary file (NUL byte)" in plain
+    assert not any(line.lstrip().startswith("::") for line in plain)
+
+
 def test_fix_applies_safe_rewrites_and_rescans(tmp_path):
     _project(tmp_path)
     proc = run_cli("scan", ".", "--fix", cwd=tmp_path)

@@ -85,6 +85,29 @@ def test_diff_shows_fixes_and_changes_nothing(tmp_path):
     assert clean.returncode == 0 and clean.stdout == "" and "Would fix 0 findings." in clean.stderr
 
 
+def test_diff_applies_to_files_with_a_byte_order_mark_or_old_mac_line_ends(tmp_path):
+    """Checked with the tools users apply patches with: git apply and patch."""
+    bom = b"\xef\xbb\xbf" + PITFALLS.encode()
+    (tmp_path / "bom.py").write_bytes(bom)
+    (tmp_path / "cr.py").write_bytes(PITFALLS.replace("\n", "\r").encode())
+    raw = subprocess.run([sys.executable, "-m", "rocmlint", "scan", ".", "--diff", "--no-cache"], cwd=tmp_path, capture_output=True)
+    assert raw.returncode == 1, raw.stderr
+    assert raw.stdout.count(b"--- a/") == 2
+    assert b"\n \xef\xbb\xbfimport pynvml\n" in raw.stdout  # the hunk's context holds the byte-order mark
+    (tmp_path / "fixes.diff").write_bytes(raw.stdout)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    checked = subprocess.run(["git", "apply", "--check", "fixes.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    dry = subprocess.run(["patch", "-p1", "--dry-run", "-i", "fixes.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert "malformed" not in dry.stdout + dry.stderr
+    applied = subprocess.run(["patch", "-p1", "-i", "fixes.diff"], cwd=tmp_path, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert (tmp_path / "bom.py").read_bytes().startswith(b"\xef\xbb\xbfimport pynvml\n")
+    assert (tmp_path / "cr.py").read_bytes().count(b"\r") == 4 and b"\n" not in (tmp_path / "cr.py").read_bytes()
+    assert run_cli("scan", ".", "--select", "ROCM002", "--no-cache", cwd=tmp_path).returncode == 0
+
+
 def _stdin(tmp_path, data: bytes, *args):
     return subprocess.run(
         [sys.executable, "-m", "rocmlint", "scan", *args], input=data, cwd=tmp_path, capture_output=True, timeout=120
@@ -153,6 +176,27 @@ def test_junit_report(tmp_path):
     assert root.get("failures") == "0" and root.find("testsuite/testcase") is not None
 
 
+def test_junit_report_has_what_the_ant_schema_requires(tmp_path):
+    """Ant's JUnit schema: each suite with id, package, timestamp (no zone), hostname and time,
+    properties first and system-out, system-err last; each case with a time."""
+    import re
+    import socket
+
+    _project(tmp_path)
+    (tmp_path / "blob.py").write_bytes(b"\0binary")
+    for args in ((), ("--select", "ROCM005")):
+        root = ElementTree.fromstring(run_cli("scan", ".", "--no-cache", "--format", "junit", *args, cwd=tmp_path).stdout.encode())
+        assert float(root.get("time")) >= 0
+        for number, suite in enumerate(root.findall("testsuite")):
+            assert suite.get("id") == str(number) and suite.get("package") == "rocmlint"
+            assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", suite.get("timestamp"))
+            assert suite.get("hostname") == socket.gethostname() and float(suite.get("time")) == 0
+            children = [child.tag for child in suite]
+            assert children[0] == "properties" and children[-2:] == ["system-out", "system-err"]
+            assert set(children[1:-2]) == {"testcase"}
+            assert all(case.get("time") == "0" for case in suite.findall("testcase"))
+
+
 def test_show_fix_prints_the_rewrite_of_the_line(tmp_path):
     _project(tmp_path)
     proc = run_cli("scan", ".", "--show-fix", "--select", "ROCM002", cwd=tmp_path)
@@ -207,6 +251,27 @@ def test_baseline_hides_recorded_findings_even_when_lines_move(tmp_path):
     (tmp_path / "bad.json").write_text("[1]")
     bad = run_cli("scan", ".", "--baseline", "bad.json", cwd=tmp_path)
     assert bad.returncode == 2 and "not a rocmlint baseline" in bad.stderr
+
+
+def test_writing_the_baseline_of_a_subfolder_keeps_the_rest(tmp_path):
+    for folder in ("a", "b"):
+        _project(tmp_path, PITFALLS, name=f"{folder}/train.py")
+    baseline = tmp_path / "baseline.json"
+    whole = run_cli("scan", ".", "--no-cache", "--baseline", "baseline.json", "--write-baseline", cwd=tmp_path)
+    assert "Wrote 4 findings to baseline.json." in whole.stderr
+    # b is fixed in part and rewritten alone: a's entries stay.
+    (tmp_path / "b" / "train.py").write_text(PITFALLS.replace("import pynvml\n", ""))
+    stale = run_cli("scan", ".", "--no-cache", "--baseline", "baseline.json", cwd=tmp_path)
+    assert stale.returncode == 0
+    assert "rocmlint: 1 finding in baseline.json no longer found (fixed, or the line changed): --write-baseline drops them" in stale.stderr
+    part = run_cli("scan", "b", "--no-cache", "--baseline", "baseline.json", "--write-baseline", cwd=tmp_path)
+    assert "Wrote 3 findings to baseline.json (2 kept from files or checks this scan did not cover); dropped 1 no longer found." in part.stderr
+    entries = json.loads(baseline.read_text())["findings"]
+    assert [(e["path"], e["code"]) for e in entries] == [("a/train.py", "ROCM001"), ("a/train.py", "ROCM002"), ("b/train.py", "ROCM002")]
+    # A scan with fewer checks keeps the other checks' entries too.
+    run_cli("scan", ".", "--no-cache", "--select", "ROCM002", "--baseline", "baseline.json", "--write-baseline", cwd=tmp_path)
+    assert len(json.loads(baseline.read_text())["findings"]) == 3
+    assert run_cli("scan", ".", "--no-cache", "--baseline", "baseline.json", cwd=tmp_path).stderr == ""
 
 
 def test_progress_on_a_terminal_only(tmp_path):

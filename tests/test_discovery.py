@@ -88,3 +88,41 @@ def test_a_file_reached_through_links_or_named_twice_is_scanned_once(tmp_path, m
     paths = [Path("pkg"), Path("other/alias.py"), Path("linked_pkg/m.py"), Path("pkg/m.py")]
     result, _ = scan_paths(paths, Settings(), use_project=False)
     assert [(f.path, f.check_id) for f in result.findings] == [("pkg/m.py", "ROCM001")]
+
+
+def _package_in_an_ignored_venv(root: Path) -> Path:
+    """A checkout whose .gitignore ignores its virtual environment, with a package installed in it."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / ".gitignore").write_text(".venv/\n*.log\n")
+    venv = root / ".venv"
+    package = venv / "lib" / "python3.11" / "site-packages" / "pkg"
+    package.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr\n")
+    (package / "__init__.py").write_text("import pynvml\n")
+    (package / "sub").mkdir()
+    (package / "sub" / "mod.py").write_text("x = 1\n")
+    return package
+
+
+def test_a_named_folder_that_a_gitignore_above_ignores_is_scanned(tmp_path):
+    from conftest import run_cli
+
+    package = _package_in_an_ignored_venv(tmp_path)
+    proc = run_cli("scan", str(package), "--format", "json", "--no-cache", cwd=tmp_path)
+    document = __import__("json").loads(proc.stdout)
+    assert proc.returncode == 1, proc.stderr
+    assert document["files_checked"] == 2
+    assert [f["path"] for f in document["findings"]] == [".venv/lib/python3.11/site-packages/pkg/__init__.py"]
+    assert document["skipped"] == []
+
+
+def test_a_named_ignored_folder_outside_git_is_scanned_and_its_own_rules_still_apply(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROCMLINT_NO_GIT", "1")
+    package = _package_in_an_ignored_venv(tmp_path)
+    (package / "generated.log.py").write_text("x = 1\n")
+    (package / ".gitignore").write_text("sub/\n")
+    monkeypatch.chdir(tmp_path)
+    found = [t.path for t in discover([package], Excludes((), tmp_path))]
+    assert found == [".venv/lib/python3.11/site-packages/pkg/__init__.py", ".venv/lib/python3.11/site-packages/pkg/generated.log.py"]

@@ -41,7 +41,7 @@ def test_action_is_a_composite_action_github_can_run():
             # Inputs reach scripts through `env`, never pasted into the script (script injection).
             assert "${{" not in step["run"], step["name"]
     upload = next(s for s in ACTION["runs"]["steps"] if "uses" in s)
-    assert upload["uses"] == "github/codeql-action/upload-sarif@v3"
+    assert upload["uses"] == "github/codeql-action/upload-sarif@v4"  # Node 24: v3 runs on Node 20
     assert upload["with"] == {"sarif_file": "${{ inputs.sarif-file }}", "category": "${{ inputs.category }}"}
     assert upload["if"] == "inputs.upload == 'true'"
 
@@ -99,3 +99,45 @@ def test_action_steps_install_scan_and_hand_over_the_sarif(tmp_path, sarif_schem
     output.write_text("")
     broken = _run_step(steps["Scan"], {**inputs, "args": "--select ROCM777"}, env, workspace)
     assert broken.returncode == 2 and output.read_text().splitlines() == ["exit-code=2"]
+
+
+def test_action_passes_globs_and_paths_with_spaces_through_untouched(tmp_path):
+    """`--exclude tests/*` must reach rocmlint as a pattern, not as the list of files a shell
+    makes of it; a quoted path with a space in it is one path."""
+    workspace, runner_temp = tmp_path / "workspace", tmp_path / "runner-temp"
+    for folder in ("my src", "tests", "other"):
+        (workspace / folder).mkdir(parents=True)
+        (workspace / folder / "monitor.py").write_text("import pynvml\n", encoding="utf-8")
+    (workspace / ".git").mkdir()
+    runner_temp.mkdir()
+    output = tmp_path / "github-output"
+    output.write_text("")
+    # The venv the install step makes, made here without installing: one that runs this rocmlint.
+    venv = runner_temp / "rocmlint-venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (venv / "python").chmod(0o755)
+    env = {
+        "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(tmp_path)),
+        "GITHUB_ACTION_PATH": str(REPO), "RUNNER_TEMP": str(runner_temp), "GITHUB_OUTPUT": str(output),
+    }
+    inputs = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
+    inputs.update({"paths": '"my src"\ntests other', "args": "--select ROCM001 --exclude tests/* --exclude 'other/*'"})
+    scan = _run_step({s["name"]: s for s in ACTION["runs"]["steps"]}["Scan"], inputs, env, workspace)
+    assert scan.returncode == 0, scan.stderr
+    assert output.read_text().splitlines() == ["exit-code=1"]
+    document = json.loads((workspace / inputs["sarif-file"]).read_text(encoding="utf-8"))
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in document["runs"][0]["results"]]
+    # tests/ and other/ are named, so walked; the patterns leave out the files found in them.
+    assert uris == ["my%20src/monitor.py"]
+
+
+def test_readme_workflows_use_actions_that_run_on_node_24_and_fixed_revisions():
+    """actions/checkout before v5 and codeql-action before v4 run on Node 20, which GitHub is
+    removing from its runners; a pre-commit `rev` must be a fixed revision, not a branch."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    uses = re.findall(r"uses:\s*(\S+)@(\S+)", readme)
+    majors = {name: int(ref.lstrip("v").split(".")[0]) for name, ref in uses if ref.startswith("v")}
+    assert majors["actions/checkout"] >= 5 and majors["github/codeql-action/upload-sarif"] >= 4
+    revs = re.findall(r"^\s*rev:\s*(\S+)", readme, re.MULTILINE)
+    assert revs and not any(rev in ("main", "master", "HEAD") for rev in revs)

@@ -383,16 +383,14 @@ class _Walk:
 def _directory(top: str, excludes: Excludes, languages: set[str] | None, seen: set[str], found: FileSet) -> None:
     walk = _Walk(top, excludes, languages, seen, found)
     listed = _git_files(top)
-    if listed is not None:
+    if listed is not None and not listed[3]:
         _from_git(walk, top, listed)
         return
-    absolute = os.path.abspath(top)
-    ancestors, ignored_at = _ancestor_ignores(absolute)
-    if ignored_at is not None:
-        source = decide(ancestors, _posix(ignored_at), True)
-        where = f"{source.source}:{source.pattern.line} `{source.pattern.text}`" if source else "an ignore file"
-        found.problems.append(Problem(_display(top), f"ignored by {where}: its files are not scanned (name them to scan them)"))
-        return
+    # Outside a work tree, or a folder that git or a .gitignore above it ignores (a package in
+    # a virtual environment inside a checkout): a folder named on the command line is scanned
+    # all the same. The ignore files above it still apply to what is below it, pattern by
+    # pattern, but the pattern that ignores the folder itself does not empty it.
+    ancestors, _ = _ancestor_ignores(os.path.abspath(top))
     _walk(walk, top, ancestors)
 
 
@@ -518,10 +516,7 @@ def _git_files(directory: str) -> tuple[list[str], list[str], list[str], bool] |
 
 
 def _from_git(walk: _Walk, top: str, listed: tuple[list[str], list[str], list[str], bool]) -> None:
-    tracked, untracked, ignored, top_ignored = listed
-    if top_ignored:
-        reason = "ignored by git: only its tracked files are scanned (name a file to scan it)"
-        (walk.found.left_out if tracked else walk.found.problems).append(Problem(_display(top), reason))
+    tracked, untracked, ignored, _ = listed
     folders: dict[str, str | None] = {}
 
     def folder_reason(relative_dir: str, tracked_file: bool) -> str | None:

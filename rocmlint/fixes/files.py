@@ -176,9 +176,20 @@ def _diff_name(name: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def _patch_lines(text: str) -> list[str]:
+    """The lines of `text` as `patch` and `git apply` count them: ended by "\n" only. A lone
+    "\r" (old Mac line ends), a form feed or U+2028 stays inside its line, where
+    str.splitlines would start a new one that no tool applying the patch would find."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [line + "\n" for line in lines] + ([last] if last else [])
+
+
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
-    old = before.decode("utf-8-sig").splitlines(keepends=True)
-    new = after.decode("utf-8-sig").splitlines(keepends=True)
+    # Decoded with any byte-order mark kept: it is part of the file's first line, and a hunk
+    # whose context leaves it out does not apply.
+    old = _patch_lines(before.decode("utf-8"))
+    new = _patch_lines(after.decode("utf-8"))
     lines = difflib.unified_diff(old, new, fromfile=_diff_name(f"a/{path}"), tofile=_diff_name(f"b/{path}"))
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 

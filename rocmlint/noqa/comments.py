@@ -51,3 +51,30 @@ class Suppressions:
         if not codes:
             return False
         return "*" in codes or any(check_id.startswith(code) for code in codes if code)
+
+
+# A whole file exempted, by a comment at the start of a line. `# flake8: noqa` as flake8 (7.x)
+# reads it: `# flake8:` (or `=`), then `noqa`, whatever follows (codes after it do not narrow
+# it: flake8 skips the file). And `# rocmlint: noqa` / `// rocmlint: noqa` (C/C++), alone on
+# its line, optionally with the checks it exempts the file from.
+_FLAKE8_FILE_NOQA = re.compile(r"^[^\S\n]*# flake8[:=][^\S\n]*noqa", re.IGNORECASE | re.MULTILINE)
+_OWN_FILE_NOQA = re.compile(
+    r"^[ \t]*(?P<lead>#|//)[ \t]*rocmlint[:=][ \t]*noqa"
+    r"(?::[ \t]*(?P<codes>[A-Z][A-Z0-9]*(?:[ \t,]+[A-Z][A-Z0-9]*)*))?[ \t]*\r?$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def file_level_noqa(text: str, language: str) -> frozenset[str] | None:
+    """The checks a file-level suppression comment exempts the whole file from (ALL for every
+    check), or None when the file has none."""
+    if "noqa" not in text.lower():
+        return None
+    lead = "//" if language == "cpp" else "#"
+    if lead == "#" and _FLAKE8_FILE_NOQA.search(text):
+        return ALL
+    exempted: set[str] = set()
+    for comment in _OWN_FILE_NOQA.finditer(text):
+        if comment.group("lead") == lead:
+            exempted |= _codes(comment.group("codes"))
+    return frozenset(exempted) if exempted else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit")
+FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit", "json-lines", "rdjson", "pylint", "azure")
 
 
 def render(
@@ -19,6 +19,8 @@ def render(
     sarif_category: str | None = None,
     statistics: bool = False,
     show_skipped: bool = False,
+    color: bool = False,
+    elapsed: float = 0.0,
 ) -> str:
     """`paths` are the scanned paths: SARIF and GitLab name files relative to the repository
     root they are in (rocmlint.report.locations)."""
@@ -31,7 +33,9 @@ def render(
     if fmt == "text":
         from rocmlint.report.text import render_text
 
-        return render_text(result, show_fix=show_fix, show_gated=show_gated, rocm_version=rocm_version, show_skipped=show_skipped)
+        return render_text(
+            result, show_fix=show_fix, show_gated=show_gated, rocm_version=rocm_version, show_skipped=show_skipped, color=color
+        )
     if fmt == "json":
         from rocmlint.report.json_report import render_json
 
@@ -51,5 +55,21 @@ def render(
     if fmt == "junit":
         from rocmlint.report.junit import render_junit
 
-        return render_junit(result)
+        return render_junit(result, elapsed=elapsed)
+    if fmt == "json-lines":
+        from rocmlint.report.json_report import render_json_lines
+
+        return render_json_lines(result)
+    if fmt == "rdjson":
+        from rocmlint.report.rdjson import render_rdjson
+
+        return render_rdjson(result)
+    if fmt == "pylint":
+        from rocmlint.report.pylint import render_pylint
+
+        return render_pylint(result)
+    if fmt == "azure":
+        from rocmlint.report.azure import render_azure
+
+        return render_azure(result)
     raise ValueError(f"unknown format {fmt!r}")

@@ -79,3 +79,53 @@ def filter_baselined(findings: list, baseline: Counter, path: Path) -> tuple[lis
         else:
             kept.append(f)
     return kept, len(findings) - len(kept)
+
+
+def _covered(entry_path: str, base: Path, scanned: list[Path]) -> bool:
+    """Whether a recorded path (relative to the baseline's folder) is under one of `scanned`."""
+    absolute = os.path.normpath(os.path.join(str(base), entry_path))
+    for path in scanned:
+        top = os.path.abspath(path)
+        if absolute == top or absolute.startswith(top.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def entries_outside(baseline: Counter, path: Path, scanned: list[Path], check_ids: set[str]) -> Counter:
+    """The recorded findings a scan of `scanned` with the checks `check_ids` cannot have seen:
+    those of files outside the scanned paths, and those of checks that did not run. Writing a
+    baseline keeps them, so that recording one folder does not forget the others."""
+    base = path.resolve().parent
+    return Counter(
+        {key: count for key, count in baseline.items() if key[1] not in check_ids or not _covered(key[0], base, scanned)}
+    )
+
+
+def write_merged_baseline(path: Path, findings, kept: Counter) -> tuple[int, int]:
+    """Record `findings` with the entries `kept` from the baseline already there. Returns
+    (entries written, of which kept)."""
+    entries = _entries(findings, path.resolve().parent)
+    for (entry_path, code, fingerprint), count in sorted(kept.items()):
+        entries.extend({"path": entry_path, "code": code, "fingerprint": fingerprint} for _ in range(count))
+    entries.sort(key=lambda e: (e["path"], e["code"], e["fingerprint"]))
+    document = {"rocmlint-baseline": FORMAT_VERSION, "findings": entries}
+    try:
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise BaselineError(f"--baseline {path}: cannot write: {exc.strerror or exc}") from exc
+    return len(entries), sum(kept.values())
+
+
+def stale_entries(findings: list, baseline: Counter, path: Path, scanned: list[Path], check_ids: set[str]) -> int:
+    """How many recorded findings of the scanned files and checks match no current finding:
+    fixed, or their line changed. --write-baseline drops them."""
+    from rocmlint.report.fingerprints import fingerprints
+
+    base = path.resolve().parent
+    remaining = baseline - entries_outside(baseline, path, scanned, check_ids)
+    prints = fingerprints(findings)
+    for f in findings:
+        key = (_key_path(f.path, base), f.check_id, prints[id(f)])
+        if remaining[key] > 0:
+            remaining[key] -= 1
+    return sum(remaining.values())

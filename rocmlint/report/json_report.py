@@ -50,9 +50,15 @@ def _url(check_id: str) -> str | None:
     return docs_url(check) if check is not None else None
 
 
+# The version of the document's shape (rocmlint/schemas/report.schema.json): raised when a
+# field changes meaning or goes away, not when one is added.
+FORMAT_VERSION = 1
+
+
 def render_json(result, *, show_gated: bool = False, show_skipped: bool = False) -> str:
     document = {
         "tool": "rocmlint",
+        "format_version": FORMAT_VERSION,
         "version": __version__,
         "files_checked": result.files_scanned,
         "findings": [finding_dict(f) for f in result.findings],
@@ -64,3 +70,8 @@ def render_json(result, *, show_gated: bool = False, show_skipped: bool = False)
     if show_skipped:
         document["left_out"] = [{"path": _path(p.path), "reason": p.reason} for p in getattr(result, "left_out", [])]
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_json_lines(result) -> str:
+    """One finding per line, each the object the json format lists (as ruff's json-lines)."""
+    return "".join(json.dumps(finding_dict(f), ensure_ascii=False) + "\n" for f in result.findings)

@@ -34,12 +34,24 @@ def shown_path(path: str) -> str:
     return "./" + text if text.lstrip().startswith("::") else text
 
 
-def render_text(result, *, show_fix: bool = False, show_gated: bool = False, rocm_version=None, show_skipped: bool = False) -> str:
+# ANSI styles of the coloured text format (--color): the path bold, the check id by severity.
+_BOLD, _RESET, _CYAN = "\033[1m", "\033[0m", "\033[36m"
+_SEVERITY_COLOUR = {"error": "\033[1;31m", "warning": "\033[1;33m", "note": "\033[1;34m"}
+
+
+def render_text(
+    result, *, show_fix: bool = False, show_gated: bool = False, rocm_version=None, show_skipped: bool = False, color: bool = False
+) -> str:
     out: list[str] = []
     for f in result.findings:
         # As in ruff, [*] marks what plain --fix repairs; unsafe fixes are counted in the summary.
         marker = " [*]" if f.fix is not None and f.fix.safety == "safe" else ""
-        out.append(f"{shown_path(f.path)}:{f.line}:{f.col + 1}: {f.check_id}{marker} {shown(f.message)}")
+        if color:
+            code = f"{_SEVERITY_COLOUR.get(f.severity, _BOLD)}{f.check_id}{_RESET}"
+            marker = f" {_CYAN}[*]{_RESET}" if marker else ""
+            out.append(f"{_BOLD}{shown_path(f.path)}{_RESET}:{f.line}:{f.col + 1}: {code}{marker} {shown(f.message)}")
+        else:
+            out.append(f"{shown_path(f.path)}:{f.line}:{f.col + 1}: {f.check_id}{marker} {shown(f.message)}")
         if show_fix:
             check = check_by_id(f.check_id)
             if check is not None and check.fix is not None:
