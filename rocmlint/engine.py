@@ -236,8 +236,15 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
     findings: list[Finding] = []
     moot, targets = target_gate(check, source.target)
     extra = {"TARGETS": targets} if targets is not None else None
+    # A check that reads both sides of every stack test (`gated: false`) still leaves alone
+    # build files of another project vendored into this one: this project never runs them.
+    vendored = None
+    if not check.gated and source.language not in ("python", "cpp"):
+        from rocmlint.build.files import vendored_reason
+
+        vendored = vendored_reason(source.path)
     for match in _matcher_for(check).find(source):
-        gate = match.gate if check.gated else None
+        gate = match.gate if check.gated else vendored
         fixed = None
         if gate is None:
             fixed = moot

@@ -218,3 +218,23 @@ def test_a_local_install_after_cd_names_no_known_project(tmp_path):
     path = os.path.join(root, "scripts", "build.sh")
     assert [h[0] for h in _hits(path, "pip install -e .\n")] == ["ROCM311"]
     assert _hits(path, "git clone https://example.org/other.git\ncd other\npip install .\n") == []
+
+
+def test_a_check_that_reads_both_sides_still_leaves_vendored_build_files_alone(tmp_path):
+    """ROCM302 reads the ROCm side of stack tests (where target lists live), but a CMake file
+    of a project vendored under 3rdparty/ is that project's, not this one's."""
+    from rocmlint.cli import main
+
+    (tmp_path / "CMakeLists.txt").write_text('project(p LANGUAGES CXX HIP)\nset(GPU_TARGETS "gfx90a;gfx942")\n')
+    vendored = tmp_path / "3rdparty" / "ck"
+    vendored.mkdir(parents=True)
+    (vendored / "CMakeLists.txt").write_text('set(GPU_TARGETS "gfx908;gfx90a;gfx942")\n')
+    out = tmp_path / "report.json"
+    assert main(["scan", str(tmp_path), "--select", "ROCM302", "--format", "json", "--output", str(out),
+                 "--show-gated", "--exit-zero", "-q", "--preview", "--no-cache"]) == 0
+    import json
+
+    document = json.loads(out.read_text())
+    assert [os.path.relpath(f["path"], tmp_path) for f in document["findings"]] == ["CMakeLists.txt"]
+    assert [g["gate"] for g in document["gated"]] == [
+        "vendored code: under `3rdparty/`, another project's files that this project's build does not use"]

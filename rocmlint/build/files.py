@@ -158,7 +158,7 @@ def file_gate(path: str) -> str | None:
 _STACK_NAMES = {"rocm": "ROCm", "cuda": "CUDA", "other": "other-platform (neither ROCm nor CUDA)"}
 
 
-def _vendored_reason(path: str) -> str | None:
+def vendored_reason(path: str) -> str | None:
     vendored = _vendored(path)
     return f"vendored code: under `{vendored}/`, another project's files that this project's build does not use" if vendored else None
 
@@ -426,7 +426,7 @@ def cmake_view(view: BuildView, source) -> None:
 
     path = os.path.abspath(source.path)
     facts = cmake_facts(path, source.text)
-    vendored = _vendored_reason(path)
+    vendored = vendored_reason(path)
     for command in parse_cmake(source.text):
         gate = join_gates(facts.gate((path, command.line)) if facts is not None else None, vendored)
         view.cmake.append((command, gate))
@@ -542,7 +542,7 @@ def makefile_view(view: BuildView, source) -> None:
         facts = None
     logical_start = 1
     continued = False
-    vendored = _vendored_reason(path)
+    vendored = vendored_reason(path)
     for number, line in enumerate(source.lines, start=1):
         if not continued:
             logical_start = number
@@ -576,7 +576,7 @@ def setup_py_view(view: BuildView, source) -> None:
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
     units: dict[int, int] = {}
-    vendored = _vendored_reason(path)
+    vendored = vendored_reason(path)
     dependency_strings = _setup_dependency_strings(tree)
     libraries = {
         id(element)
