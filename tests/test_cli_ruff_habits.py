@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+import sys
 import textwrap
 from importlib import resources
 
@@ -117,7 +118,7 @@ def test_fix_only_and_exit_non_zero_on_fix(tmp_path):
     # Standard input: the fixed text only.
     for extra, code in (((), 0), (("--exit-non-zero-on-fix",), 1)):
         stdin = subprocess.run(
-            ["python", "-m", "rocmlint", "scan", "-", "--stdin-filename", "t.py", "--fix-only", *extra],
+            [sys.executable, "-m", "rocmlint", "scan", "-", "--stdin-filename", "t.py", "--fix-only", *extra],
             input=PITFALLS, capture_output=True, text=True, cwd=tmp_path,
         )
         assert stdin.returncode == code and stdin.stderr == ""
@@ -134,7 +135,7 @@ def test_ignore_noqa_reports_what_comments_suppress(tmp_path):
     # Kept results are those of a scan that honours noqa: a scan after it still does.
     assert run_cli("scan", ".", cwd=tmp_path).returncode == 0
     stdin = subprocess.run(
-        ["python", "-m", "rocmlint", "scan", "-", "--stdin-filename", "x.py", "--ignore-noqa"],
+        [sys.executable, "-m", "rocmlint", "scan", "-", "--stdin-filename", "x.py", "--ignore-noqa"],
         input="import pynvml  # noqa\n", capture_output=True, text=True, cwd=tmp_path,
     )
     assert stdin.returncode == 1 and "x.py:1:1: ROCM001" in stdin.stdout
@@ -164,7 +165,7 @@ def test_file_level_noqa_agrees_with_flake8(tmp_path):
     _project(tmp_path, "#flake8: noqa\nimport pynvml\n", name="d.py")  # flake8 wants the space
     _project(tmp_path, "import pynvml  # flake8: noqa\n", name="e.py")
     names = ["a.py", "c.py", "d.py", "e.py"]
-    flake8 = subprocess.run(["python", "-m", "flake8", "--select", "ROCM", *names], cwd=tmp_path, capture_output=True, text=True)
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "ROCM", *names], cwd=tmp_path, capture_output=True, text=True)
     reported = sorted({line.split(":")[0] for line in flake8.stdout.splitlines()})
     scanned = sorted({path for path, _ in _codes(run_cli("scan", *names, "--no-cache", "--format", "json", cwd=tmp_path))})
     assert reported == scanned == ["d.py", "e.py"]
