@@ -268,7 +268,7 @@ def _memory_row(index: int, total: int | None, used: int | None, free: int | Non
     if free is None and total is not None and used is not None:
         free = max(total - used, 0)
     return {"index": index, "source": source, "total_bytes": total, "used_bytes": used, "free_bytes": free,
-            "allocated_bytes": None}
+            "allocated_bytes": None, "reserved_bytes": None}
 
 
 def torch_memory() -> list[dict[str, Any]]:
@@ -283,6 +283,7 @@ def torch_memory() -> list[dict[str, Any]]:
             free, total = torch.cuda.mem_get_info(index)
             row = _memory_row(index, int(total), int(total - free), int(free), "torch")
             row["allocated_bytes"] = int(torch.cuda.memory_allocated(index))
+            row["reserved_bytes"] = int(torch.cuda.memory_reserved(index))
             rows.append(row)
     except Exception:  # noqa: BLE001 - a device that cannot answer is left out, not a crash
         return rows
@@ -478,11 +479,13 @@ def _compute_unit_notes(gpus: list, torch_units: list[int], env: Any, notes: lis
 def _memory_hazards(memory: list, hazard: Hazard, hazards: list) -> None:
     for row in memory:
         total, free = row["total_bytes"], row["free_bytes"]
-        if total and free is not None and free < LOW_FREE_FRACTION * total:
+        # What this process's PyTorch holds is not taken from it: count it as free.
+        mine = row["reserved_bytes"] or 0
+        if total and free is not None and free + mine < LOW_FREE_FRACTION * total:
             hazards.append(hazard(
                 "gpu-memory-taken", "warning",
                 f"GPU {row['index']} has {free / 2**30:.1f} of {total / 2**30:.1f} GiB free "
-                f"({row['source']}): another process holds the rest, and allocations will fail.",
+                f"({row['source']}): another process holds most of it, and allocations will fail.",
                 "find the process with amd-smi process (rocm-smi --showpids; nvidia-smi on NVIDIA) "
                 "and stop it, or pick another GPU with HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES",
                 "device memory",

@@ -189,7 +189,7 @@ def test_a_sound_rocm_machine(fake, capsys, monkeypatch):
     # PyTorch (CPU here) sees no GPU, so memory comes from amd-smi, MB read as MiB.
     assert chain["memory"] == [{"index": 0, "source": "amd-smi", "total_bytes": 196592 * 2**20,
                                 "used_bytes": 283 * 2**20, "free_bytes": (196592 - 283) * 2**20,
-                                "allocated_bytes": None}]
+                                "allocated_bytes": None, "reserved_bytes": None}]
     monkeypatch.setattr(os, "environ", dict(fake.env))
     assert doctor.main([]) == 0
     text = capsys.readouterr().out
@@ -357,7 +357,7 @@ def test_rocm_smi_when_amd_smi_is_missing(fake):
     (fake.bin / "amd-smi").unlink()
     memory = fake.collect()["toolchain"]["memory"]
     assert memory == [{"index": 0, "source": "rocm-smi", "total_bytes": 206141652992, "used_bytes": 297304064,
-                       "free_bytes": 206141652992 - 297304064, "allocated_bytes": None}]
+                       "free_bytes": 206141652992 - 297304064, "allocated_bytes": None, "reserved_bytes": None}]
 
 
 def test_rocm_release_older_than_the_gpu(fake):
@@ -420,3 +420,20 @@ def test_the_schema_rejects_what_it_should(fake):
 def test_this_machines_report_validates(capsys):
     assert doctor.main(["--json"]) in (0, 1)
     jsonschema.validate(json.loads(capsys.readouterr().out), doctor.schema())
+
+
+def test_memory_this_process_reserves_is_not_taken():
+    """PyTorch's rows (GPU machines only) carry what this process's allocator reserves: memory
+    the process itself holds is no reason to warn."""
+    def hazard(*fields):
+        return dict(zip(("id", "severity", "message", "fix", "see"), fields))
+
+    gib = 2**30
+    row = {"index": 0, "source": "torch", "total_bytes": 80 * gib, "used_bytes": 76 * gib, "free_bytes": 4 * gib,
+           "allocated_bytes": 60 * gib, "reserved_bytes": 64 * gib}
+    found: list = []
+    toolchain._memory_hazards([row], hazard, found)
+    assert found == []
+    row["reserved_bytes"] = 2 * gib
+    toolchain._memory_hazards([row], hazard, found)
+    assert [h["id"] for h in found] == ["gpu-memory-taken"] and "4.0 of 80.0 GiB free (torch)" in found[0]["message"]
