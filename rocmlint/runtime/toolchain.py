@@ -11,6 +11,7 @@ PyTorch is already imported (``device_info()`` imports it).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -211,7 +212,9 @@ def _bytes(value: Any, unit: str | None = "B") -> int | None:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return int(number * scale) if scale and number >= 0 else None
+    if not scale or not math.isfinite(number) or number < 0:
+        return None  # "N/A", an unknown unit, nan or inf
+    return int(number * scale)
 
 
 def parse_rocm_smi_memory(text: str) -> list[dict[str, Any]]:
@@ -238,19 +241,21 @@ def parse_amd_smi_memory(text: str) -> list[dict[str, Any]]:
     """VRAM per GPU from ``amd-smi metric --mem-usage --json``: a list (or, in newer releases,
     ``{"gpu_data": [...]}``) of ``{"gpu": N, "mem_usage": {"total_vram": {"value": V,
     "unit": "MB"}, "used_vram": ..., "free_vram": ...}}``."""
-    # amd-smi may print a warning line before the JSON document.
-    start = min((i for i in (text.find("["), text.find("{")) if i >= 0), default=-1)
-    if start < 0:
+    # amd-smi may print warning lines before the JSON document: it starts on the first line
+    # that begins with a bracket.
+    lines = text.splitlines(keepends=True)
+    first = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("[", "{"))), None)
+    if first is None:
         return []
     try:
-        data = json.loads(text[start:])
+        data = json.loads("".join(lines[first:]))
     except ValueError:
         return []
     if isinstance(data, dict):
         data = data.get("gpu_data")
     rows = []
     for entry in data if isinstance(data, list) else []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("gpu"), int):
+        if not isinstance(entry, dict) or type(entry.get("gpu")) is not int or entry["gpu"] < 0:
             continue
         usage = entry.get("mem_usage")
         if not isinstance(usage, dict):

@@ -376,13 +376,17 @@ def test_garbage_from_the_tools_is_no_crash(fake):
     fake.full_toolchain()
     fake.tool("hipcc", "\x00\xff nonsense\n")
     fake.tool("rocminfo", "Agent 2\n  Device Type: GPU\n  Compute Unit: many\n")
-    fake.tool("amd-smi", "WARNING: not in the render group\n{\"gpu_data\": [{\"gpu\": \"0\"}, 7, {\"gpu\": 1, \"mem_usage\": 3}]}")
+    fake.tool("amd-smi", "WARNING: [render] group\n{\"gpu_data\": [{\"gpu\": \"0\"}, 7, {\"gpu\": true, \"mem_usage\": {}},"
+              " {\"gpu\": -1, \"mem_usage\": {}}, {\"gpu\": 1, \"mem_usage\": 3}, {\"gpu\": 2, \"mem_usage\": {\"total_vram\":"
+              " {\"value\": \"N/A\"}, \"used_vram\": {\"value\": 1e999, \"unit\": \"MB\"}, \"free_vram\": {\"value\": 5, \"unit\": \"PB\"}}}]}")
     fake.tool("rocm-smi", "{not json")
     report = fake.collect()
     chain = report["toolchain"]
     assert chain["hipcc_hip_version"] is None
     assert chain["gpus"] == [{"index": 0, "name": None, "marketing_name": None, "compute_units": None}]
-    assert chain["memory"] == []
+    # Only the last entry is a GPU; nothing it says about memory is a number of bytes.
+    assert chain["memory"] == [{"index": 2, "source": "amd-smi", "total_bytes": None, "used_bytes": None,
+                                "free_bytes": None, "allocated_bytes": None, "reserved_bytes": None}]
 
 
 def test_no_amd_gpu_and_no_rocm_is_no_hazard(fake):
