@@ -32,7 +32,8 @@ import io
 import re
 import tokenize
 
-# A code is letters then digits; a list is codes with separators between and after them.
+# A code is letters then digits; the list is codes with separators (or none) between them, and
+# it is split at separators only, so `E501W291` is one code that matches nothing, as in flake8.
 # IGNORECASE applies to the codes as well, as it does in flake8 (`e501` is read as a code).
 _CODE_LIST = r"(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[,\s]*[A-Z]+[0-9]+)*))?"
 HASH_NOQA = re.compile(r"# noqa" + _CODE_LIST, re.IGNORECASE)
