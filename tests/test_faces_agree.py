@@ -104,3 +104,31 @@ def test_both_faces_read_tool_rocmlint(tmp_path):
 def test_faces_agree_on_the_sample_repos(sample):
     root = REPO / "sample_repos" / sample
     assert _flake8(root) == _scanner(root)
+
+
+# What `# noqa` suppresses is flake8's grammar in both faces: the codes it lists end at the first
+# word that is not a code, are compared case-sensitively, and a comment anywhere in a statement
+# covers all its lines. Each line says whether flake8 itself reports the ROCM001 on it.
+NOQA_FORMS = {
+    "import pynvml  # noqa: E501 see ROCm docs\n": True,  # free text is not read as codes
+    "import pynvml  # noqa:E501,ROCM001 see ROCm docs\n": False,
+    "import pynvml  # noqa: rocm001\n": True,  # codes are compared case-sensitively
+    "import pynvml  #noqa\n": True,  # not a noqa comment for flake8
+    "import pynvml  # noqa:  ROCM002\n": False,  # two spaces: no codes, a bare noqa
+    "import pynvml  # noqa: see ROCm docs\n": False,  # no codes: a bare noqa
+    "import pynvml  # NOQA: ROCM0 covers ROCM001\n": False,
+    "import pynvml  # noqa: E501  # noqa\n": True,  # the first noqa of the line counts
+    'import pynvml; doc = """\ntext\n"""  # noqa: ROCM001\n': False,  # the lines the string spans
+    "import pynvml, \\\n    os  # noqa: ROCM001\n": False,  # the lines the backslash joins
+    "import pynvml; x = (\n    1)  # noqa: ROCM001\n": True,  # brackets do not join lines for noqa
+}
+
+
+@pytest.mark.parametrize("line", sorted(NOQA_FORMS))
+def test_faces_read_noqa_as_flake8_does(tmp_path, line):
+    (tmp_path / "m.py").write_text(line, encoding="utf-8")
+    expected = {("m.py", 1, 1, "ROCM001")} if NOQA_FORMS[line] else set()
+    assert _scanner(tmp_path) == expected
+    assert _flake8(tmp_path) == expected
+    # With flake8's own reading switched off, the plugin alone must hold the same view.
+    assert _flake8(tmp_path, "--disable-noqa") == expected

@@ -191,3 +191,78 @@ def test_safe_fixes_parse_and_remove_their_finding(case):
     again, problems = check_source(SourceFile("fuzz.py", fixed, "python"), CHECKS)
     assert not problems
     assert len([f for f in again if f.fix is not None and f.fix.safety == "safe"]) < len(fixable)
+
+
+# --- noqa comments: the scanner reads them as real flake8 does --------------------------------
+
+# Pieces flake8's grammar treats differently: the marker's spacing and case, a colon with or
+# without white space, codes and words that are not codes (no digits, digits first, a `*`),
+# case, the separators flake8 accepts and ones it does not, and text after the codes.
+_NOQA_MARKERS = ["# noqa", "# NOQA", "# NoQa", "#noqa", "#  noqa", "# noqa ", "// noqa", "# no qa"]
+_NOQA_COLONS = ["", ":", ": ", ":  ", ":\t", " :", ": \u00a0", "::"]
+_NOQA_WORDS = ["ROCM001", "ROCM0", "ROCM", "ROCM00", "rocm001", "Rocm001", "E501", "E5", "W", "E", "see",
+               "ROCm", "docs", "*", "1", "ROCM001x", "x1", "ROCM001,E501", "ROCM2", "ROCM1"]
+_NOQA_SEPARATORS = [",", ", ", " ", ",,", "\t", " , ", ";", "-", "", "/", "\u2003"]
+_NOQA_CODES_ASKED = ["ROCM001", "ROCM002", "ROCM101", "E501", "W291", "rocm001"]
+
+
+@st.composite
+def noqa_comments(draw):
+    """One line's comment text: a noqa comment built from the pieces above, sometimes twice,
+    sometimes with random characters from the same alphabet."""
+    parts = [draw(st.sampled_from(_NOQA_MARKERS)), draw(st.sampled_from(_NOQA_COLONS))]
+    for index in range(draw(st.integers(0, 4))):
+        if index:
+            parts.append(draw(st.sampled_from(_NOQA_SEPARATORS)))
+        parts.append(draw(st.sampled_from(_NOQA_WORDS)))
+    if draw(st.booleans()):
+        parts.append(draw(st.text(alphabet="# noqaNOQA:,ROCM01E5 \tſK", max_size=20)))
+    return "".join(parts)
+
+
+def _flake8_ignores(code: str, line: str) -> bool:
+    from flake8.violation import Violation
+
+    violation = Violation(code=code, filename="m.py", line_number=1, column_number=0, text="", physical_line=line)
+    return violation.is_inline_ignored(disable_noqa=False)
+
+
+@FUZZ
+@given(comment=noqa_comments())
+def test_noqa_comments_read_as_flake8_reads_them(comment):
+    """The scanner's reading of a noqa comment against flake8's own (flake8.violation, the code
+    flake8 runs on every reported line), for check ids and other codes."""
+    from rocmlint.noqa.comments import Suppressions
+
+    line = f"import pynvml  {comment}\n"
+    suppressions = Suppressions(line, "python")
+    for code in _NOQA_CODES_ASKED:
+        assert suppressions.suppressed(1, code) == _flake8_ignores(code, line), (code, line)
+
+
+@settings(max_examples=max(5, EXAMPLES // 20), deadline=None, suppress_health_check=list(HealthCheck))
+@given(comments=st.lists(noqa_comments(), min_size=1, max_size=25), in_string=st.booleans())
+def test_noqa_comments_in_both_faces(tmp_path_factory, comments, in_string):
+    """The same generated comments in a file that real flake8 (with the plugin) and the scanner
+    both check: one `import pynvml` (ROCM001) per line, or, for the string case, one import
+    followed by a string that spans every comment, which flake8 reads as one line."""
+    import subprocess
+    import sys
+
+    from conftest import run_cli
+
+    tmp_path = tmp_path_factory.mktemp("noqa")
+    if in_string:
+        text = 'import pynvml; doc = """' + "\n".join(comments[:-1]) + '"""  ' + comments[-1] + "\n"
+    else:
+        text = "".join(f"import pynvml  {c}\n" for c in comments)
+    (tmp_path / "m.py").write_text(text, encoding="utf-8")
+    flake8 = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "ROCM001", "--format", "%(row)d|%(code)s", "m.py"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )
+    assert flake8.returncode in (0, 1), flake8.stderr
+    from_flake8 = sorted(int(row.split("|")[0]) for row in flake8.stdout.split())
+    scan = run_cli("scan", "m.py", "--isolated", "--no-cache", "--select", "ROCM001", "--format", "json", cwd=tmp_path)
+    from_scanner = sorted(f["line"] for f in json.loads(scan.stdout)["findings"])
+    assert from_scanner == from_flake8, text

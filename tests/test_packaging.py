@@ -1,5 +1,6 @@
 """The wheel carries the check catalog: build it, install it in a fresh venv, use it there."""
 
+import json
 import subprocess
 import sys
 import venv
@@ -47,6 +48,10 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
         text=True,
     )
     assert no_torch.returncode == 0, no_torch.stderr
+    # The doctor's JSON Schema travels in the wheel and validates the installed doctor's output.
+    schema = subprocess.run([bin_dir / "rocmlint", "doctor", "--schema"], cwd=elsewhere, capture_output=True, text=True)
+    assert schema.returncode == 0, schema.stderr
+    assert json.loads(schema.stdout) == json.loads((REPO / "rocmlint" / "runtime" / "doctor.schema.json").read_text())
 
 
 def test_license_file_matches_pyproject():

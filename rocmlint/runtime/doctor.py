@@ -16,11 +16,15 @@ import sys
 from typing import Any
 
 from . import device as _device
+from . import toolchain as _toolchain
 
-__all__ = ["collect", "main"]
+__all__ = ["collect", "main", "schema", "SCHEMA_FILE"]
 
 #: Root of the file system the AMD GPU probe reads (tests point it elsewhere).
 SYS_ROOT = "/"
+
+#: The JSON Schema of ``rocmlint doctor --json`` (shipped beside this module).
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "doctor.schema.json")
 
 _ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
 
@@ -207,9 +211,26 @@ def collect(*, managed_memory: bool = False, environ: Any = None) -> dict[str, A
     elif rocm and "xnack-" in arch_full:
         notes.append("the device reports 'xnack-': XNACK is off (matters only for "
                      "managed memory; pass --managed-memory to check it).")
+    toolchain = _add_toolchain(env, info, gpus, amd_machine, hazards, notes)
     targets = {name: _device.target_info(name) for name in dict.fromkeys(gpus)}
     return {"device": info, "amd_gpus": gpus, "amd_gpu_targets": targets,
-            "hazards": hazards, "notes": notes}
+            "toolchain": toolchain, "hazards": hazards, "notes": notes}
+
+
+def _add_toolchain(env: Any, info: dict[str, Any], gpus: list[str], amd_machine: bool,
+                   hazards: list[dict[str, str]], notes: list[str]) -> dict[str, Any]:
+    """The ROCm toolchain (rocmlint.runtime.toolchain): its report section; its hazards and
+    notes are added to the others."""
+    section, found, said = _toolchain.collect_toolchain(env, SYS_ROOT, info, gpus, amd_machine, _hazard)
+    hazards.extend(found)
+    notes.extend(said)
+    return section
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema that ``rocmlint doctor --json`` output validates against."""
+    with open(SCHEMA_FILE, encoding="utf-8") as handle:
+        return json.load(handle)
 
 
 def _target_text(entry: dict[str, Any]) -> str:
@@ -247,6 +268,7 @@ def _format_text(report: dict[str, Any]) -> str:
     lines.append(f"  aiter            {'available' if info['aiter_available'] else 'no'}"
                  f" ({info['aiter_reason']})")
     lines.append(f"  python           {info['python']}")
+    lines.extend(_toolchain.toolchain_text(report["toolchain"]))
     lines.append("")
     hazards = report["hazards"]
     if not hazards:
@@ -275,7 +297,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the program uses managed memory (checks HSA_XNACK)",
     )
+    parser.add_argument(
+        "--schema",
+        action="store_true",
+        help="print the JSON Schema of the --json output and exit",
+    )
     args = parser.parse_args(argv)
+    if args.schema:
+        sys.stdout.write(json.dumps(schema(), indent=2) + "\n")
+        return 0
     report = collect(managed_memory=args.managed_memory)
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
