@@ -395,6 +395,8 @@ class PythonMatcher:
         """The uses the check file says are not findings: arguments of named calls, members of
         tables, and uses given to or lying in something whose name matches `not-named`."""
         parent = index.parents.get(id(node))
+        while isinstance(parent, ast.IfExp) and node is not parent.test:
+            node, parent = parent, index.parents.get(id(parent))  # `t.view(a if c else b)`
         if isinstance(parent, ast.Call) and node in parent.args:
             callee = parent.func
             if isinstance(callee, ast.Attribute) and callee.attr in self.not_argument_of_methods:
@@ -442,8 +444,9 @@ def _name_of(node: ast.AST) -> str | None:
 def _names_around(source, index, node: ast.AST) -> Iterator[str]:
     """The names a value is given to or lies in: the keyword it is passed as, the function it
     is passed to (`check_dtype(t, x)`), the target it is assigned to (through a call or cast that
-    wraps it: `self.w_scale = param(..., dtype=x)`), the enclosing functions and classes, and
-    the file's stem."""
+    wraps it: `self.w_scale = param(..., dtype=x)`), the strings the tests of enclosing `if`s
+    compare with (`if fmt == "mxfp8":`), the enclosing functions and classes, and the file's
+    path below its project (folder names and stem)."""
     child, parent = node, index.parents.get(id(node))
     while parent is not None and not isinstance(parent, ast.stmt):
         if isinstance(parent, ast.keyword) and parent.arg:
@@ -461,13 +464,20 @@ def _names_around(source, index, node: ast.AST) -> Iterator[str]:
                     yield part.id
                 elif isinstance(part, ast.Attribute):
                     yield part.attr
+    child = parent
     while parent is not None:
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             yield parent.name
-        parent = index.parents.get(id(parent))
+        elif isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+            for part in ast.walk(parent.test):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str) and len(part.value) < 64:
+                    yield part.value
+        child, parent = parent, index.parents.get(id(parent))
     path = getattr(source, "path", None)
     if path:
-        yield str(path).replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        parts = str(path).replace("\\", "/").split("/")
+        yield parts[-1].rsplit(".", 1)[0]
+        yield from parts[-4:-1]  # the folders nearest the file: `quantization/mxfp6/`
 
 
 def _only_compared(index, node: ast.AST) -> bool:
