@@ -61,7 +61,7 @@ def test_a_module_only_the_nvidia_side_imports_is_gated_with_the_import(tmp_path
     root = os.path.join(_dual_vendor(tmp_path), "proj")
     reported, gated = _scan(root)
     assert "pkg/cutlass_kernels.py" not in reported
-    assert gated["pkg/cutlass_kernels.py"].startswith("imported only by code for one GPU stack: pkg/dispatch.py:6")
+    assert gated["pkg/cutlass_kernels.py"].startswith("imported only by code that never runs on AMD: pkg/dispatch.py:6")
     assert "not taken on AMD" in gated["pkg/cutlass_kernels.py"]
 
 
@@ -99,7 +99,7 @@ def test_followed_through_a_module_that_is_itself_nvidia_only(tmp_path):
     }), "proj")
     reported, gated = _scan(root)
     assert "pkg/cutlass_helpers.py" not in reported
-    assert "in a module imported only by code for one GPU stack: pkg/dispatch.py:6" in gated["pkg/cutlass_helpers.py"]
+    assert "in a module imported only by code that never runs on AMD: pkg/dispatch.py:6" in gated["pkg/cutlass_helpers.py"]
 
 
 def test_a_project_with_no_amd_side_keeps_every_finding(tmp_path):

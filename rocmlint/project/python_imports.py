@@ -117,7 +117,7 @@ class ImportGraph:
         importer, line, why = first
         where = os.path.relpath(importer, self.root).replace(os.sep, "/")
         more = f" and {len(imports) - 1} more" if len(imports) > 1 else ""
-        return f"imported only by code for one GPU stack: {where}:{line}{more} ({why})"
+        return f"imported only by code that never runs on AMD: {where}:{line}{more} ({why})"
 
     def _import_gate(self, importer: str, line: int, depth: int) -> str | None:
         """Why the import statement at `line` of `importer` never runs on AMD, or None."""
