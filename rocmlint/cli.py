@@ -159,6 +159,12 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--format", choices=("text", "markdown"), default="text")
 
     commands.add_parser(
+        "server",
+        help="run the language server on standard input and output (needs rocmlint[server])",
+        description="A Language Server Protocol server over stdio for every file rocmlint reads: diagnostics as you "
+        "type, quick fixes, noqa actions and the fix-it as a hover. Editors start it; see the README for their settings.",
+    )
+    commands.add_parser(
         "doctor",
         allow_abbrev=False,
         help="report this machine's GPU stack and runtime hazards (needs rocmlint[runtime] for GPU details)",
@@ -774,6 +780,10 @@ def main(argv: list[str] | None = None) -> int:
             return _rules(args)
         if args.command == "explain":
             return _explain(args)
+        if args.command == "server":
+            from rocmlint.server import main as server_main
+
+            return server_main()
     except (UsageError, ConfigError, SelectionError, CheckFileError, BaselineError) as exc:
         print(f"rocmlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

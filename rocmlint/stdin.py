@@ -14,8 +14,12 @@ from rocmlint.findings import Problem, ScanResult
 
 
 def scan_text(
-    data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False, honour_noqa: bool = True
+    data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False, honour_noqa: bool = True,
+    models: dict | None = None, scan_roots=None,
 ) -> ScanResult:
+    """Check `data` as the file `filename` (see the module docstring). `models`: project models
+    kept by the caller between calls, by project root; `scan_roots`: the folders the user
+    works in (outside git, no project starts above them); see rocmlint.project.gating."""
     from rocmlint.engine import apply_preview, check_source
     from rocmlint.project.gating import apply_project_model
     from rocmlint.findings import Finding
@@ -60,7 +64,7 @@ def scan_text(
         hits, problems = [], [Problem(shown, f"internal error while checking: {type(exc).__name__}: {exc}")]
     result.problems.extend(problems)
     if use_project and filename:
-        hits = apply_project_model(hits, checks, config, result.problems)
+        hits = apply_project_model(hits, checks, config, result.problems, scanned=scan_roots, models=models)
     if not config.preview:
         hits = apply_preview(hits, checks) if filename else [h for h in hits if not _in_preview_anywhere(h, checks)]
     ignored = settings.ignored_here(config, filename) if filename else ()

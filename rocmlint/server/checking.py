@@ -1,0 +1,132 @@
+"""What the language server knows between requests: each open document's last result, the
+project models of the workspace, and when what was read from disk must be read again.
+
+Every check goes through the engine's text face (rocmlint.stdin.scan_text), as
+`rocmlint scan - --stdin-filename PATH` does, so the editor shows what the scanner reports
+for the same text: the nearest configuration, per-file-ignores, preview, gates and the
+project pass. Three things are kept, because the server lives as long as the editor:
+
+- the result of each document, used again while neither its text nor anything read from disk
+  (a configuration or build file) has changed: hover, code actions and commands on an
+  unchanged document check nothing;
+- the project model of each project root (rocmlint.project), built the first time a C/C++
+  file of the project has a hit and used for every later check;
+- what the engine caches about the tree (the nearest configuration of a folder, where a
+  project starts, whether it builds for AMD): forgotten, with the models, when a
+  configuration or build file changes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+from rocmlint.build.project_root import BUILD_FILE_NAMES
+from rocmlint.config import CONFIG_FILE_NAMES, ConfigError
+from rocmlint.findings import Problem, ScanResult
+from rocmlint.settings import CommandLine, Settings
+
+# Files whose change makes every open document's result stale: the configuration, and what
+# the project model reads (build files, CMake modules, the submodule list).
+CONFIG_NAMES = frozenset(CONFIG_FILE_NAMES)
+PROJECT_NAMES = frozenset(BUILD_FILE_NAMES) | {".gitmodules"}
+PROJECT_SUFFIXES = (".cmake",)
+# Caches of rocmlint's own files (the check catalog, compiled matchers, pattern lists): never
+# stale while the server runs. Every other cache in rocmlint answers a question about the tree.
+_OWN_CACHES = frozenset({"load_catalog", "compile_matcher", "line_columns", "_patterns", "checks_for", "_with_command_line"})
+
+
+def watched_file_kind(path: str) -> str | None:
+    """"config" for a configuration file, "project" for a file the project model reads, else None."""
+    name = os.path.basename(path)
+    if name in CONFIG_NAMES:
+        return "config"
+    if name in PROJECT_NAMES or name.endswith(PROJECT_SUFFIXES):
+        return "project"
+    return None
+
+
+@dataclass
+class Checked:
+    """One document's result: for the text it was computed from."""
+
+    path: str
+    text: str
+    result: ScanResult
+    generation: int
+    lines: list[str] = field(default_factory=list)  # the text's lines, as the engine counts them
+
+    def __post_init__(self) -> None:
+        self.lines = self.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+class DocumentChecker:
+    """Checks document texts, keeping results and project models between checks (see the
+    module docstring). Not thread-safe: the server calls it from one thread."""
+
+    def __init__(self, preview: bool | None = None):
+        self.settings = Settings(CommandLine(preview=preview))
+        self.models: dict[str, object] = {}  # project root -> ProjectModel
+        # Counts the changes to files read from disk: a result of an older generation is stale.
+        self.generation = 0
+        self._kept: dict[str, Checked] = {}
+        self.checks_run = 0  # how many texts went through the engine (kept results are not counted)
+        # The workspace folders: outside git, a project does not start above them (as for the
+        # folders given to `rocmlint scan`).
+        self.workspace_folders: list[str] = []
+
+    def check(self, path: str, text: str) -> Checked:
+        kept = self._kept.get(path)
+        if kept is not None and kept.generation == self.generation and kept.text == text:
+            return kept
+        from rocmlint.engine import SelectionError
+        from rocmlint.stdin import scan_text
+
+        self.checks_run += 1
+        # A lone surrogate (JSON can carry one) is not UTF-8: the engine says so, line and byte.
+        data = text.encode("utf-8", "surrogatepass")
+        try:
+            result = scan_text(data, path, self.settings, models=self.models, scan_roots=self.workspace_folders or None)
+        except (ConfigError, SelectionError) as exc:
+            result = ScanResult(problems=[Problem(path, f"configuration error: {exc}")])
+        checked = Checked(path, text, result, self.generation)
+        self._kept[path] = checked
+        return checked
+
+    def forget(self, path: str) -> None:
+        self._kept.pop(path, None)
+
+    def files_changed(self, paths: list[str]) -> bool:
+        """Files changed on disk. Returns whether any was a configuration or build file: then
+        every kept result and project model is stale, and the open documents must be checked
+        again."""
+        if not any(watched_file_kind(p) for p in paths):
+            return False
+        self.generation += 1
+        self.models.clear()
+        forget_what_was_read_from_disk()
+        return True
+
+    def set_preview(self, preview: bool | None) -> None:
+        if preview != self.settings.command_line.preview:
+            self.settings = Settings(CommandLine(preview=preview))
+            self.generation += 1
+
+
+def forget_what_was_read_from_disk() -> None:
+    """Empty every cache in rocmlint that holds an answer read from the tree (functions kept
+    with functools.lru_cache in its modules), but those of rocmlint's own files. Found by
+    looking rather than listed, so that a cache added later is not forgotten here."""
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("rocmlint.") or name.startswith(("rocmlint.runtime", "rocmlint.server")) or module is None:
+            continue
+        for attribute, value in list(vars(module).items()):
+            clear = getattr(value, "cache_clear", None)
+            if clear is None or not callable(clear):
+                continue
+            wrapped = getattr(value, "__wrapped__", None)
+            own_name = getattr(wrapped, "__name__", attribute)
+            if own_name in _OWN_CACHES or attribute in _OWN_CACHES:
+                continue
+            clear()
