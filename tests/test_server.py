@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pygls", reason="the server extra (pip install 'rocmlint[server]') is part of the test extra")
+from rocmlint.server.checking import DocumentChecker, forget_what_was_read_from_disk, watched_file_kind
 
 TIMEOUT = 60.0
 
@@ -166,7 +166,7 @@ def apply(text: str, edits: list[dict]) -> str:
     def offset(position: dict) -> int:
         line = lines[position["line"]]
         units = line.encode("utf-16-le")[: position["character"] * 2].decode("utf-16-le")
-        return sum(len(l) + 1 for l in lines[: position["line"]]) + len(units)
+        return sum(len(before) + 1 for before in lines[: position["line"]]) + len(units)
 
     spans = sorted(((offset(e["range"]["start"]), offset(e["range"]["end"]), e["newText"]) for e in edits), reverse=True)
     for start, end, new in spans:
@@ -236,6 +236,9 @@ def test_python_diagnostics_quick_fixes_noqa_hover_and_the_apply_fixes_command(t
         client.change(uri, 2, fixed_by_command)
         assert client.diagnostics(uri, 2) == []
         client.change(uri, 3, PYTHON.replace("model = torch", "import pynvml\nmodel = torch"))
+        assert sorted(codes(client.diagnostics(uri, 3))) == ["ROCM001", "ROCM002"]
+        # On save too (the text is the one last changed: its kept result is published again).
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
         assert sorted(codes(client.diagnostics(uri, 3))) == ["ROCM001", "ROCM002"]
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         assert client.diagnostics(uri) == []
@@ -403,7 +406,7 @@ def test_unreadable_text_is_said_and_the_server_keeps_serving(tmp_path):
         said = client.diagnostics(broken, 1)
         assert len(said) == 1 and "syntax error" in said[0]["message"].lower() and said[0]["range"]["start"]["line"] == 0
         other = client.open(tmp_path / "notes.txt", "plaintext", "import pynvml\n")
-        assert client.diagnostics(other, 1) == [] or True  # a file rocmlint does not read: nothing, or an empty list
+        assert client.diagnostics(other, 1) == []  # a file rocmlint does not read: nothing to say
         fine = client.open(tmp_path / "ok.py", "python", "import pynvml\n")
         assert codes(client.diagnostics(fine, 1)) == ["ROCM001"]
     finally:
@@ -433,3 +436,37 @@ def test_a_change_cancels_the_check_still_waiting_for_the_document(tmp_path):
         assert len(published) < 10, len(published)
     finally:
         client.close()
+
+
+def test_unchanged_text_is_answered_from_the_kept_result_until_a_build_or_config_file_changes(tmp_path):
+    path = str(tmp_path / "train.py")
+    checker = DocumentChecker()
+    first = checker.check(path, PYTHON)
+    assert [f.check_id for f in first.result.findings] == ["ROCM002"]
+    assert checker.check(path, PYTHON) is first and checker.checks_run == 1
+    assert not checker.files_changed([str(tmp_path / "model.py")])  # not a file that changes results
+    assert checker.check(path, PYTHON) is first
+    assert checker.files_changed([str(tmp_path / "CMakeLists.txt")])
+    again = checker.check(path, PYTHON)
+    assert again is not first and checker.checks_run == 2
+    assert [f.check_id for f in again.result.findings] == ["ROCM002"]
+    edited = checker.check(path, PYTHON.replace('"reduce-overhead"', '"default"'))
+    assert edited.result.findings == [] and checker.checks_run == 3
+
+
+def test_which_files_make_results_stale():
+    assert watched_file_kind("/p/pyproject.toml") == watched_file_kind("/p/sub/rocmlint.toml") == "config"
+    for name in ("CMakeLists.txt", "cuda.cmake", "setup.py", "Makefile", "GNUmakefile", ".gitmodules"):
+        assert watched_file_kind(f"/p/{name}") == "project", name
+    assert watched_file_kind("/p/kernel.cu") is watched_file_kind("/p/model.py") is None
+
+
+def test_forgetting_what_was_read_from_disk_reads_the_configuration_again(tmp_path):
+    from rocmlint.config import config_for_file
+
+    source = tmp_path / "train.py"
+    assert config_for_file(source).ignore == ()
+    (tmp_path / "rocmlint.toml").write_text('ignore = ["ROCM002"]\n', encoding="utf-8")
+    assert config_for_file(source).ignore == ()  # kept from the first look
+    forget_what_was_read_from_disk()
+    assert config_for_file(source).ignore == ("ROCM002",)

@@ -81,8 +81,14 @@ class DocumentChecker:
         if kept is not None and kept.generation == self.generation and kept.text == text:
             return kept
         from rocmlint.engine import SelectionError
+        from rocmlint.files.languages import language_of
         from rocmlint.stdin import scan_text
 
+        if language_of(path) is None:
+            # The editor may send any file it has open; one rocmlint does not read is not a
+            # problem to show there (the scanner says so only of a file named to it).
+            checked = self._kept[path] = Checked(path, text, ScanResult(), self.generation)
+            return checked
         self.checks_run += 1
         # A lone surrogate (JSON can carry one) is not UTF-8: the engine says so, line and byte.
         data = text.encode("utf-8", "surrogatepass")

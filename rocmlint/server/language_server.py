@@ -123,8 +123,11 @@ class RocmlintServer(LanguageServer):
         diagnostics.extend(problem_diagnostic(p, checked.lines, self.encoding) for p in checked.result.problems)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
-    def files_changed(self, paths: list[str]) -> None:
-        if self.checker.files_changed(paths):
+    async def files_changed(self, paths: list[str]) -> None:
+        """Forget what was read from disk on the worker thread, between two checks (never
+        during one), then check every open document again."""
+        loop = asyncio.get_running_loop()
+        if await loop.run_in_executor(self.worker, self.checker.files_changed, paths):
             for uri in list(self.workspace.text_documents):
                 self.schedule(uri)
 
@@ -195,10 +198,10 @@ def build_server() -> RocmlintServer:
         ls.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: RocmlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    async def did_save(ls: RocmlintServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
         if uri.startswith("file:") and watched_file_kind(to_fs_path(uri)):
-            ls.files_changed([to_fs_path(uri)])  # checks every open document, this one too
+            await ls.files_changed([to_fs_path(uri)])  # checks every open document, this one too
         else:
             ls.schedule(uri)
 
@@ -213,8 +216,8 @@ def build_server() -> RocmlintServer:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(ls: RocmlintServer, params: types.DidChangeWatchedFilesParams) -> None:
-        ls.files_changed([to_fs_path(change.uri) for change in params.changes if change.uri.startswith("file:")])
+    async def did_change_watched_files(ls: RocmlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        await ls.files_changed([to_fs_path(change.uri) for change in params.changes if change.uri.startswith("file:")])
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: RocmlintServer, params: types.DidChangeConfigurationParams) -> None:
@@ -318,4 +321,3 @@ def serve() -> int:
     logging.basicConfig(level=logging.WARNING, format="rocmlint server: %(levelname)s %(message)s")
     build_server().start_io()
     return 0
-
