@@ -470,3 +470,36 @@ def test_forgetting_what_was_read_from_disk_reads_the_configuration_again(tmp_pa
     assert config_for_file(source).ignore == ()  # kept from the first look
     forget_what_was_read_from_disk()
     assert config_for_file(source).ignore == ("ROCM002",)
+
+
+def test_a_build_file_change_cancels_what_is_left_of_the_round_of_the_one_before(tmp_path):
+    """Each configuration or build file change checks every open document again; the next
+    such change cancels the checks of the last round that have not started yet."""
+    (tmp_path / "CMakeLists.txt").write_text("project(k LANGUAGES CXX CUDA)\n", encoding="utf-8")
+    body = "".join(CUDA.replace("reduce(", f"reduce{i}(") for i in range(200))
+    client = Client(tmp_path)
+    try:
+        client.initialize(tmp_path)
+        uris = []
+        for n in range(3):
+            uri = client.open(tmp_path / f"k{n}.cu", "cuda-cpp", body + f"// file {n}\n")
+            assert codes(client.diagnostics(uri, 1)).count("ROCM003") == 200
+            uris.append(uri)
+        change = {"changes": [{"uri": (tmp_path / "CMakeLists.txt").as_uri(), "type": 2}]}
+        client.notify("workspace/didChangeWatchedFiles", change)
+        client.notify("workspace/didChangeWatchedFiles", change)
+        published = {uri: 0 for uri in uris}
+        for uri in uris:
+            client.diagnostics(uri, 1)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                message = client.notifications.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if message["method"] == "textDocument/publishDiagnostics":
+                published[message["params"]["uri"]] += 1
+        # Two whole rounds would publish twice for each document: once more after the waits above.
+        assert published == {uri: 0 for uri in uris}
+    finally:
+        client.close()

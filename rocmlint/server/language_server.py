@@ -112,24 +112,31 @@ class RocmlintServer(LanguageServer):
             return  # the document changed or closed meanwhile: its next check publishes
         self.publish(uri, checked, version)
 
-    def publish(self, uri: str, checked: Checked, version) -> None:
+    def diagnostic_for(self, finding, checked: Checked) -> types.Diagnostic:
         from rocmlint.catalog.docs import docs_url
         from rocmlint.catalog.loader import check_by_id
 
-        diagnostics = []
-        for finding in checked.result.findings:
-            check = check_by_id(finding.check_id)
-            diagnostics.append(diagnostic(finding, checked.lines, self.encoding, docs_url(check) if check else None))
+        check = check_by_id(finding.check_id)
+        return diagnostic(finding, checked.lines, self.encoding, docs_url(check) if check else None)
+
+    def publish(self, uri: str, checked: Checked, version) -> None:
+        diagnostics = [self.diagnostic_for(finding, checked) for finding in checked.result.findings]
         diagnostics.extend(problem_diagnostic(p, checked.lines, self.encoding) for p in checked.result.problems)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 
     async def files_changed(self, paths: list[str]) -> None:
-        """Forget what was read from disk on the worker thread, between two checks (never
-        during one), then check every open document again."""
-        loop = asyncio.get_running_loop()
-        if await loop.run_in_executor(self.worker, self.checker.files_changed, paths):
-            for uri in list(self.workspace.text_documents):
-                self.schedule(uri)
+        """A configuration or build file changed: cancel the checks not yet started (they
+        would read what is now stale: what is left of the last such round, say), forget what
+        was read from disk on the worker thread, between two checks (never during one), then
+        check every open document again."""
+        if not any(watched_file_kind(p) for p in paths):
+            return
+        for waiting in self.pending.values():
+            waiting.cancel()
+        self.pending.clear()
+        await asyncio.get_running_loop().run_in_executor(self.worker, self.checker.files_changed, paths)
+        for uri in list(self.workspace.text_documents):
+            self.schedule(uri)
 
     # --- fixes ------------------------------------------------------------------------------
 
@@ -159,14 +166,6 @@ class RocmlintServer(LanguageServer):
             kind=types.CodeActionKind.QuickFix,
             edit=types.WorkspaceEdit(changes={uri: [line_edit(checked.lines, finding.line, new_line, self.encoding)]}),
         )
-
-
-def _finding_diagnostic(server: RocmlintServer, finding, checked: Checked) -> types.Diagnostic:
-    from rocmlint.catalog.docs import docs_url
-    from rocmlint.catalog.loader import check_by_id
-
-    check = check_by_id(finding.check_id)
-    return diagnostic(finding, checked.lines, server.encoding, docs_url(check) if check else None)
 
 
 def build_server() -> RocmlintServer:
@@ -243,7 +242,7 @@ def build_server() -> RocmlintServer:
             for finding in checked.result.findings:
                 if not touches(finding_range(finding, checked.lines, ls.encoding), params.range):
                     continue
-                shown = _finding_diagnostic(ls, finding, checked)
+                shown = ls.diagnostic_for(finding, checked)
                 if ls.allowed(finding.fix):
                     actions.append(
                         types.CodeAction(
