@@ -13,7 +13,9 @@ change edits one line and differs from every earlier text (no kept result answer
 time is from writing the didChange notification to reading the diagnostics published for
 that version. Also timed: the first diagnostics after didOpen (the project model is built
 then), and the engine alone on the same texts in this process (rocmlint.server.checking),
-to show what the protocol adds.
+to show what the protocol adds. CPU times are given beside wall times (on a shared machine,
+wall time less CPU time is time spent waiting for a core); the server's is read from /proc,
+in clock ticks.
 """
 
 from __future__ import annotations
@@ -129,6 +131,15 @@ class Client:
                 return params["diagnostics"]
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU time of a process so far (Linux: /proc/PID/stat), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def summary(times: list[float]) -> str:
     ordered = sorted(times)
     p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
@@ -159,14 +170,16 @@ def measure(lines: int, changes: int, warp_every: int) -> None:
             where = (version * 37) % (len(source_lines) - 1)
             edited[where] = edited[where] + f"  // edit {version}"
             texts.append("\n".join(edited))
-        times = []
+        times, server_cpu = [], []
         counts = set()
         for version, text in enumerate(texts, start=2):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), cpu_seconds(client.process.pid)
             client.send({"jsonrpc": "2.0", "method": "textDocument/didChange",
                          "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}})
             counts.add(len(client.diagnostics(uri, version)))
             times.append(time.perf_counter() - started)
+            if cpu is not None:
+                server_cpu.append(cpu_seconds(client.process.pid) - cpu)
         client.request("shutdown", None)
         client.send({"jsonrpc": "2.0", "method": "exit", "params": None})
         client.process.wait(timeout=30)
@@ -179,18 +192,21 @@ def measure(lines: int, changes: int, warp_every: int) -> None:
             checker = DocumentChecker()
             checker.workspace_folders = [str(root)]
             checker.check(str(path), source)
-            engine_times = []
+            engine_times, engine_cpu = [], []
             for text in texts:
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.process_time()
                 checker.check(str(path), text)
                 engine_times.append(time.perf_counter() - started)
+                engine_cpu.append(time.process_time() - cpu)
         finally:
             os.chdir(here)
     kind = "every kernel warp-level" if warp_every == 1 else f"one kernel in {warp_every} warp-level"
     print(f"{lines}-line .cu file, {kind}: {len(found)} diagnostics")
     print(f"  didOpen -> diagnostics (first check, project model built): {opened * 1000:.0f} ms")
     print(f"  didChange -> diagnostics, {len(times)} changes: {summary(times)} (diagnostics per change: {sorted(counts)})")
-    print(f"  the engine alone on the same texts: {summary(engine_times)}")
+    if server_cpu:
+        print(f"    the server's CPU time per change: {summary(server_cpu)}")
+    print(f"  the engine alone on the same texts: {summary(engine_times)}; CPU time {summary(engine_cpu)}")
 
 
 def main() -> int:
