@@ -2,7 +2,8 @@
 
 `--stdin-filename PATH` says what the text is: its language comes from the name, its
 configuration from the folder (as for a file there), and reports name it. Without a name the
-text is taken as Python and shown as `-`. The text is never written anywhere.
+text is taken as Python and shown as `-`. The text is never written anywhere (a caller that
+passes `cache_dir` has its result kept there, as a scan keeps a file's).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from rocmlint.findings import Problem, ScanResult
 
 def scan_text(
     data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False, honour_noqa: bool = True,
-    models: dict | None = None, scan_roots=None,
+    models: dict | None = None, scan_roots=None, cache_dir: str | None = None,
 ) -> ScanResult:
     """Check `data` as the file `filename` (see the module docstring). `models`: project models
     kept by the caller between calls, by project root; `scan_roots`: the folders the user
-    works in (outside git, no project starts above them); see rocmlint.project.gating."""
+    works in (outside git, no project starts above them); see rocmlint.project.gating.
+    `cache_dir`: read and keep the per-file result there (rocmlint.files.result_cache), for
+    text the caller knows to be the file's as saved."""
     from rocmlint.engine import apply_preview, check_source
     from rocmlint.project.gating import apply_project_model
     from rocmlint.findings import Finding
@@ -57,7 +60,13 @@ def scan_text(
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     source = SourceFile(shown, text, language, target=config.target)
     try:
-        hits, problems = check_source(source, checks, keep_gated=True, honour_noqa=honour_noqa)
+        if cache_dir is not None and honour_noqa:
+            from rocmlint.engine import check_source_kept
+            from rocmlint.files.result_cache import ResultCache, scan_salt
+
+            hits, problems = check_source_kept(source, data, checks, ResultCache(cache_dir, scan_salt(checks, config.target)))
+        else:
+            hits, problems = check_source(source, checks, keep_gated=True, honour_noqa=honour_noqa)
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise

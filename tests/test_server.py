@@ -20,9 +20,9 @@ TIMEOUT = 60.0
 
 
 class Client:
-    def __init__(self, cwd: Path, apply_edits: bool = True):
+    def __init__(self, cwd: Path, apply_edits: bool = True, arguments: tuple[str, ...] = ()):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "rocmlint", "server"], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-m", "rocmlint", "server", *arguments], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
         self.notifications: queue.Queue = queue.Queue()
@@ -387,7 +387,7 @@ def test_the_project_model_hides_cuda_only_files_and_is_refreshed_when_the_build
 def test_positions_in_utf8_when_the_client_asks_for_them(tmp_path):
     document = tmp_path / "train.py"
     document.write_text(PYTHON, encoding="utf-8")
-    client = Client(tmp_path)
+    client = Client(tmp_path, arguments=("--no-cache",))
     try:
         assert client.initialize(tmp_path, encodings=["utf-8", "utf-16"])["capabilities"]["positionEncoding"] == "utf-8"
         uri = client.open(document, "python")
@@ -503,3 +503,33 @@ def test_a_build_file_change_cancels_what_is_left_of_the_round_of_the_one_before
         assert published == {uri: 0 for uri in uris}
     finally:
         client.close()
+
+
+def test_saved_text_is_answered_from_the_result_cache_after_a_restart(tmp_path, monkeypatch):
+    import rocmlint.engine
+
+    calls = []
+    real_check_source = rocmlint.engine.check_source
+
+    def counting(*args, **kwargs):
+        calls.append(args[0].path)
+        return real_check_source(*args, **kwargs)
+
+    monkeypatch.setattr(rocmlint.engine, "check_source", counting)
+    cache = tmp_path / "cache"
+    path = tmp_path / "reduce.cu"
+    path.write_text(CUDA, encoding="utf-8")
+    first = DocumentChecker(cache_dir=str(cache)).check(str(path), CUDA)
+    assert "ROCM003" in [f.check_id for f in first.result.findings] and len(calls) == 1
+    entries = sorted(p.name for p in cache.rglob("*.json"))
+    assert entries
+    # A new server (an editor started again) opens the unchanged file: the kept result, unchecked.
+    again = DocumentChecker(cache_dir=str(cache)).check(str(path), CUDA)
+    assert again.result.findings == first.result.findings and len(calls) == 1
+    # Text being typed (not the file's) is checked and never kept.
+    typed = DocumentChecker(cache_dir=str(cache)).check(str(path), CUDA + "// typing\n")
+    assert len(calls) == 2 and [f.check_id for f in typed.result.findings] == [f.check_id for f in first.result.findings]
+    assert sorted(p.name for p in cache.rglob("*.json")) == entries
+    # Without the cache every new server checks again.
+    DocumentChecker(use_cache=False).check(str(path), CUDA)
+    assert len(calls) == 3

@@ -13,7 +13,7 @@ is installed with the `server` extra.
 from __future__ import annotations
 
 
-def main() -> int:
+def main(use_cache: bool = True) -> int:
     try:
         from rocmlint.server.language_server import serve
     except ImportError as exc:
@@ -21,4 +21,4 @@ def main() -> int:
 
         print(f"rocmlint: error: `rocmlint server` needs pygls and lsprotocol ({exc}): pip install 'rocmlint[server]'", file=sys.stderr)
         return 2
-    return serve()
+    return serve(use_cache)

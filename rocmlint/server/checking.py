@@ -8,7 +8,9 @@ project pass. Three things are kept, because the server lives as long as the edi
 
 - the result of each document, used again while neither its text nor anything read from disk
   (a configuration or build file) has changed: hover, code actions and commands on an
-  unchanged document check nothing;
+  unchanged document check nothing; and, for a document whose text is the file's as saved,
+  the per-file result kept on disk as `rocmlint scan` keeps it (rocmlint.files.result_cache),
+  so that a file opened again after a restart is not checked again;
 - the project model of each project root (rocmlint.project), built the first time a C/C++
   file of the project has a hit and used for every later check;
 - what the engine caches about the tree (the nearest configuration of a folder, where a
@@ -65,8 +67,15 @@ class DocumentChecker:
     """Checks document texts, keeping results and project models between checks (see the
     module docstring). Not thread-safe: the server calls it from one thread."""
 
-    def __init__(self, preview: bool | None = None):
+    def __init__(self, preview: bool | None = None, use_cache: bool = True, cache_dir: str | None = None):
         self.settings = Settings(CommandLine(preview=preview))
+        # Per-file results kept on disk as `rocmlint scan` keeps them (rocmlint.files.result_cache),
+        # for documents whose text is the file's as saved: a document opened again after a
+        # restart is not checked again. The text being typed is never kept there (an entry a
+        # keystroke). `cache_dir`: that folder; default: the scan's default for the project.
+        self.use_cache = use_cache
+        self.cache_dir = cache_dir
+        self._cache_dirs: dict[str, str | None] = {}
         self.models: dict[str, object] = {}  # project root -> ProjectModel
         # Counts the changes to files read from disk: a result of an older generation is stale.
         self.generation = 0
@@ -93,12 +102,32 @@ class DocumentChecker:
         # A lone surrogate (JSON can carry one) is not UTF-8: the engine says so, line and byte.
         data = text.encode("utf-8", "surrogatepass")
         try:
-            result = scan_text(data, path, self.settings, models=self.models, scan_roots=self.workspace_folders or None)
+            cache_dir = self._cache_dir(path) if self.use_cache and _saved_as(path, data) else None
+            result = scan_text(
+                data, path, self.settings, models=self.models, scan_roots=self.workspace_folders or None, cache_dir=cache_dir
+            )
         except (ConfigError, SelectionError) as exc:
             result = ScanResult(problems=[Problem(path, f"configuration error: {exc}")])
         checked = Checked(path, text, result, self.generation)
         self._kept[path] = checked
         return checked
+
+    def _cache_dir(self, path: str) -> str | None:
+        """Where results are kept for the file at `path`: the folder given, else the scan's
+        default for its configuration's root; None where none may be used (refusal)."""
+        from rocmlint.files.result_cache import default_directory, refusal
+
+        if self.cache_dir is not None:
+            chosen: str | None = self.cache_dir
+        else:
+            root = self.settings.config_for(path).root
+            found = default_directory(root)
+            chosen = str(found) if found is not None else None
+        if chosen is None:
+            return None
+        if chosen not in self._cache_dirs:
+            self._cache_dirs[chosen] = None if refusal(chosen) else chosen
+        return self._cache_dirs[chosen]
 
     def forget(self, path: str) -> None:
         self._kept.pop(path, None)
@@ -118,6 +147,21 @@ class DocumentChecker:
         if preview != self.settings.command_line.preview:
             self.settings = Settings(CommandLine(preview=preview))
             self.generation += 1
+
+
+def _saved_as(path: str, data: bytes) -> bool:
+    """Whether the regular file at `path` holds `data` now (read only when the sizes agree;
+    a pipe or a device is never opened)."""
+    import stat
+
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data):
+            return False
+        with open(path, "rb") as handle:
+            return handle.read() == data
+    except (OSError, ValueError):
+        return False
 
 
 def forget_what_was_read_from_disk() -> None:

@@ -40,9 +40,9 @@ WATCHED_GLOB = "**/{pyproject.toml,rocmlint.toml,CMakeLists.txt,*.cmake,setup.py
 
 
 class RocmlintServer(LanguageServer):
-    def __init__(self):
+    def __init__(self, use_cache: bool = True):
         super().__init__("rocmlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
-        self.checker = DocumentChecker()
+        self.checker = DocumentChecker(use_cache=use_cache)
         self.unsafe_fixes = False
         # One worker: the engine's caches are not shared between threads.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rocmlint-check")
@@ -168,8 +168,8 @@ class RocmlintServer(LanguageServer):
         )
 
 
-def build_server() -> RocmlintServer:
-    server = RocmlintServer()
+def build_server(use_cache: bool = True) -> RocmlintServer:
+    server = RocmlintServer(use_cache)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: RocmlintServer, params: types.InitializeParams) -> None:
@@ -315,8 +315,8 @@ def build_server() -> RocmlintServer:
     return server
 
 
-def serve() -> int:
+def serve(use_cache: bool = True) -> int:
     """Speak the protocol on standard input and output until the client says exit."""
     logging.basicConfig(level=logging.WARNING, format="rocmlint server: %(levelname)s %(message)s")
-    build_server().start_io()
+    build_server(use_cache).start_io()
     return 0
