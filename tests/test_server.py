@@ -533,3 +533,10 @@ def test_saved_text_is_answered_from_the_result_cache_after_a_restart(tmp_path, 
     # Without the cache every new server checks again.
     DocumentChecker(use_cache=False).check(str(path), CUDA)
     assert len(calls) == 3
+
+
+def test_text_that_is_not_utf8_is_said_and_not_an_error(tmp_path):
+    # JSON can carry a lone surrogate; no file can hold it as UTF-8.
+    checked = DocumentChecker(use_cache=False).check(str(tmp_path / "m.py"), 'import pynvml\nx = "\ud800"\n')
+    assert checked.result.findings == []
+    assert [(p.line, p.reason.split(" (")[0]) for p in checked.result.problems] == [(2, "not valid UTF-8")]
