@@ -160,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
 
     server = commands.add_parser(
         "server",
+        allow_abbrev=False,
         help="run the language server on standard input and output (needs rocmlint[server])",
         description="A Language Server Protocol server over stdio for every file rocmlint reads: diagnostics as you "
         "type, quick fixes, noqa actions and the fix-it as a hover. Editors start it; see the README for their settings.",
