@@ -16,10 +16,10 @@ from rocmlint.findings import Problem, ScanResult
 
 def scan_text(
     data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False, honour_noqa: bool = True,
-    models: dict | None = None, scan_roots=None, cache_dir: str | None = None,
+    models: dict | None = None, import_graphs: dict | None = None, scan_roots=None, cache_dir: str | None = None,
 ) -> ScanResult:
-    """Check `data` as the file `filename` (see the module docstring). `models`: project models
-    kept by the caller between calls, by project root; `scan_roots`: the folders the user
+    """Check `data` as the file `filename` (see the module docstring). `models`, `import_graphs`:
+    project models and Python import graphs kept by the caller between calls, by project root; `scan_roots`: the folders the user
     works in (outside git, no project starts above them); see rocmlint.project.gating.
     `cache_dir`: read and keep the per-file result there (rocmlint.files.result_cache), for
     text the caller knows to be the file's as saved."""
@@ -73,7 +73,9 @@ def scan_text(
         hits, problems = [], [Problem(shown, f"internal error while checking: {type(exc).__name__}: {exc}")]
     result.problems.extend(problems)
     if use_project and filename:
-        hits = apply_project_model(hits, checks, config, result.problems, scanned=scan_roots, models=models)
+        hits = apply_project_model(
+            hits, checks, config, result.problems, scanned=scan_roots, models=models, import_graphs=import_graphs
+        )
     if not config.preview:
         hits = apply_preview(hits, checks) if filename else [h for h in hits if not _in_preview_anywhere(h, checks)]
     ignored = settings.ignored_here(config, filename) if filename else ()

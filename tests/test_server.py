@@ -444,7 +444,7 @@ def test_unchanged_text_is_answered_from_the_kept_result_until_a_build_or_config
     first = checker.check(path, PYTHON)
     assert [f.check_id for f in first.result.findings] == ["ROCM002"]
     assert checker.check(path, PYTHON) is first and checker.checks_run == 1
-    assert not checker.files_changed([str(tmp_path / "model.py")])  # not a file that changes results
+    assert not checker.files_changed([str(tmp_path / "kernel.cu")])  # not a file that changes results
     assert checker.check(path, PYTHON) is first
     assert checker.files_changed([str(tmp_path / "CMakeLists.txt")])
     again = checker.check(path, PYTHON)
@@ -458,7 +458,8 @@ def test_which_files_make_results_stale():
     assert watched_file_kind("/p/pyproject.toml") == watched_file_kind("/p/sub/rocmlint.toml") == "config"
     for name in ("CMakeLists.txt", "cuda.cmake", "setup.py", "Makefile", "GNUmakefile", ".gitmodules"):
         assert watched_file_kind(f"/p/{name}") == "project", name
-    assert watched_file_kind("/p/kernel.cu") is watched_file_kind("/p/model.py") is None
+    assert watched_file_kind("/p/model.py") == "python"
+    assert watched_file_kind("/p/kernel.cu") is watched_file_kind("/p/README.md") is None
 
 
 def test_forgetting_what_was_read_from_disk_reads_the_configuration_again(tmp_path):
@@ -540,3 +541,13 @@ def test_text_that_is_not_utf8_is_said_and_not_an_error(tmp_path):
     checked = DocumentChecker(use_cache=False).check(str(tmp_path / "m.py"), 'import pynvml\nx = "\ud800"\n')
     assert checked.result.findings == []
     assert [(p.line, p.reason.split(" (")[0]) for p in checked.result.problems] == [(2, "not valid UTF-8")]
+
+
+def test_a_saved_python_module_rebuilds_the_import_graphs_but_not_the_project_models(tmp_path):
+    checker = DocumentChecker(use_cache=False)
+    checker.models["/somewhere"] = object()
+    checker.import_graphs["/somewhere"] = object()
+    assert checker.files_changed([str(tmp_path / "pkg" / "dispatch.py")])
+    assert checker.import_graphs == {} and list(checker.models) == ["/somewhere"]
+    assert checker.files_changed([str(tmp_path / "setup.py")])
+    assert checker.models == {}

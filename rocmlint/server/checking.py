@@ -12,10 +12,13 @@ project pass. Three things are kept, because the server lives as long as the edi
   the per-file result kept on disk as `rocmlint scan` keeps it (rocmlint.files.result_cache),
   so that a file opened again after a restart is not checked again;
 - the project model of each project root (rocmlint.project), built the first time a C/C++
-  file of the project has a hit and used for every later check;
+  file of the project has a hit and used for every later check, and the import graph of its
+  Python modules (which side of a dispatcher imports a module), built the first time a Python
+  file of a project that builds for AMD has a hit;
 - what the engine caches about the tree (the nearest configuration of a folder, where a
-  project starts, whether it builds for AMD): forgotten, with the models, when a
-  configuration or build file changes.
+  project starts, whether it builds for AMD): forgotten, with the models and import graphs,
+  when a configuration or build file changes; all but the models when a Python file is saved
+  or changes on disk.
 """
 
 from __future__ import annotations
@@ -40,12 +43,15 @@ _OWN_CACHES = frozenset({"load_catalog", "compile_matcher", "line_columns", "_pa
 
 
 def watched_file_kind(path: str) -> str | None:
-    """"config" for a configuration file, "project" for a file the project model reads, else None."""
+    """"config" for a configuration file, "project" for a file the project model reads,
+    "python" for a Python module (the import graphs read them), else None."""
     name = os.path.basename(path)
     if name in CONFIG_NAMES:
         return "config"
     if name in PROJECT_NAMES or name.endswith(PROJECT_SUFFIXES):
         return "project"
+    if name.endswith(".py"):
+        return "python"
     return None
 
 
@@ -77,6 +83,7 @@ class DocumentChecker:
         self.cache_dir = cache_dir
         self._cache_dirs: dict[str, str | None] = {}
         self.models: dict[str, object] = {}  # project root -> ProjectModel
+        self.import_graphs: dict[str, object] = {}  # project root -> ImportGraph
         # Counts the changes to files read from disk: a result of an older generation is stale.
         self.generation = 0
         self._kept: dict[str, Checked] = {}
@@ -104,7 +111,8 @@ class DocumentChecker:
         try:
             cache_dir = self._cache_dir(path) if self.use_cache and _saved_as(path, data) else None
             result = scan_text(
-                data, path, self.settings, models=self.models, scan_roots=self.workspace_folders or None, cache_dir=cache_dir
+                data, path, self.settings, models=self.models, import_graphs=self.import_graphs,
+                scan_roots=self.workspace_folders or None, cache_dir=cache_dir,
             )
         except (ConfigError, SelectionError) as exc:
             result = ScanResult(problems=[Problem(path, f"configuration error: {exc}")])
@@ -133,13 +141,21 @@ class DocumentChecker:
         self._kept.pop(path, None)
 
     def files_changed(self, paths: list[str]) -> bool:
-        """Files changed on disk. Returns whether any was a configuration or build file: then
-        every kept result and project model is stale, and the open documents must be checked
-        again."""
-        if not any(watched_file_kind(p) for p in paths):
+        """Files changed on disk. Returns whether any of them makes kept results stale: then
+        the open documents must be checked again. A configuration or build file: everything
+        read from disk is read again. A Python module: the import graphs are built again (a
+        changed import may change which side of a dispatcher imports a module), and what the
+        engine caches about the tree is forgotten."""
+        kinds = {watched_file_kind(p) for p in paths} - {None}
+        if not kinds:
             return False
         self.generation += 1
-        self.models.clear()
+        self.import_graphs.clear()
+        if kinds - {"python"}:
+            # The project model is built again only for these: for a Python module it would
+            # be a read of the whole project a save, for the rare kernel a setup script or a
+            # JIT call names (rocmlint.project.python_jit).
+            self.models.clear()
         forget_what_was_read_from_disk()
         return True
 

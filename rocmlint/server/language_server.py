@@ -36,7 +36,7 @@ from rocmlint.server.protocol import (
 log = logging.getLogger(__name__)
 # What the server asks the client to watch (when the client can): the files whose change
 # makes every result stale (rocmlint.server.checking.watched_file_kind).
-WATCHED_GLOB = "**/{pyproject.toml,rocmlint.toml,CMakeLists.txt,*.cmake,setup.py,Makefile,makefile,GNUmakefile,.gitmodules}"
+WATCHED_GLOB = "**/{pyproject.toml,rocmlint.toml,CMakeLists.txt,*.cmake,setup.py,Makefile,makefile,GNUmakefile,.gitmodules,*.py}"
 
 
 class RocmlintServer(LanguageServer):
@@ -200,7 +200,8 @@ def build_server(use_cache: bool = True) -> RocmlintServer:
     async def did_save(ls: RocmlintServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
         if uri.startswith("file:") and watched_file_kind(to_fs_path(uri)):
-            await ls.files_changed([to_fs_path(uri)])  # checks every open document, this one too
+            # A configuration, build or Python file: every open document is checked again, this one too.
+            await ls.files_changed([to_fs_path(uri)])
         else:
             ls.schedule(uri)
 
