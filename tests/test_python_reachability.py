@@ -144,3 +144,16 @@ def test_what_never_runs_on_amd(code, runs):
     index = PythonIndex(tree)
     target = next(n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "TARGET")
     assert (not_on_amd(target, index.parents) is None) is runs
+
+
+@pytest.mark.parametrize("line", ["import cutlass.cute as cute", "from deep_gemm import fp8_gemm_nt", "import flash_attn_interface"])
+def test_a_module_that_imports_an_nvidia_only_package_at_its_top_never_runs_on_amd(tmp_path, line):
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/pkg/sm90_kernels.py": line + "\n" + FP8,
+        "proj/tests/test_sm90.py": line + "\n" + FP8,
+        "proj/pkg/lazy.py": "def load():\n    " + line + "\n" + FP8,
+    }), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/sm90_kernels.py" not in reported and "tests/test_sm90.py" not in reported
+    assert gated["pkg/sm90_kernels.py"].startswith(f"imports `{line.split()[1].split('.')[0]}` at its top level (line 1)")
+    assert "pkg/lazy.py" in reported  # imported only when load() runs

@@ -37,6 +37,16 @@ _MAX_DEPTH = 4
 _IMPORT = re.compile(
     r"\n[ \t]*(?:from[ \t]+(?P<base>[.\w]+)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]+)|import[ \t]+(?P<modules>[^\n#;]+))",
 )
+# Third-party modules that exist only for NVIDIA GPUs: a module that imports one at its top level
+# (outside any `try`, `if` or function) fails to import on AMD, and none of its code runs there.
+NVIDIA_ONLY_MODULES = {
+    "cutlass": "NVIDIA's CUTLASS Python DSL (CuTe DSL), which compiles for NVIDIA GPUs only",
+    "deep_gemm": "DeepGEMM, whose kernels are built with CUDA for Hopper and Blackwell GPUs",
+    "flash_attn_interface": "FlashAttention-3, built with CUDA 12.3+ for Hopper GPUs only",
+}
+_TOP_LEVEL_NVIDIA_IMPORT = re.compile(
+    r"^(?:import|from)[ \t]+(?P<module>%s)(?![\w])" % "|".join(map(re.escape, NVIDIA_ONLY_MODULES)), re.M
+)
 _TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest)\.py$")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
@@ -93,10 +103,15 @@ class ImportGraph:
 
     def _decide(self, path: str, depth: int) -> str | None:
         name = os.path.basename(path)
+        text = self.texts.get(path)
+        unimportable = _TOP_LEVEL_NVIDIA_IMPORT.search(text or "")
+        if unimportable is not None:
+            line = text.count("\n", 0, unimportable.start()) + 1
+            what = NVIDIA_ONLY_MODULES[unimportable.group("module")]
+            return f"imports `{unimportable.group('module')}` at its top level (line {line}): {what}; it cannot be imported on AMD"
         if depth > _MAX_DEPTH or name == "__init__.py" or _TEST_FILE.match(name):
             return None  # a package runs whenever a module in it is imported; pytest runs tests
         module = module_name(path)
-        text = self.texts.get(path)
         if module is None or text is None or re.search(r"""__name__\s*==\s*["']__main__["']""", text):
             return None
         # The package decides what it imports on AMD; its tests, benchmarks and examples are
