@@ -35,10 +35,29 @@ def test_compile_mode_unchanged_off_rocm(mode):
 
 @pytest.mark.parametrize("mode,expected", [
     (None, None), ("default", "default"), ("reduce-overhead", "default"),
-    ("max-autotune", "default"), ("max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs"),
+    ("max-autotune", "max-autotune-no-cudagraphs"),
+    ("max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs"),
 ])
 def test_compile_mode_on_rocm(fake_rocm, mode, expected):
     assert compile_mode(mode) == expected
+
+
+@pytest.mark.parametrize("check,mode", [("ROCM002", "reduce-overhead"),
+                                        ("ROCM101", "max-autotune")])
+def test_compile_mode_gives_the_fix_its_answer(fake_rocm, check, mode):
+    # The check's rewrite picks a mode when torch.version.hip is set; the
+    # runtime helper must pick the same one on ROCm.
+    import re
+
+    import yaml
+
+    from .helpers import REPO_ROOT
+
+    (path,) = (REPO_ROOT / "checks").glob(f"{check}-*.yaml")
+    template = yaml.safe_load(path.read_text(encoding="utf-8"))["fix"]["rewrite"]["template"]
+    rocm_mode = re.match(r'\("([^"]+)" if \$\{import:torch\}\.version\.hip else', template)
+    assert rocm_mode, template
+    assert compile_mode(mode) == rocm_mode.group(1)
 
 
 def _capture_compile(monkeypatch):
