@@ -92,21 +92,21 @@ def collect(*, managed_memory: bool = False, environ: Any = None) -> dict[str, A
             "need it (pip install rocmlint[runtime])."
         )
 
-    # 1. max_split_size_mb in the allocator configuration on ROCm.
+    # 1. max_split_size_mb in the allocator configuration on ROCm: a note, not
+    # a hazard.  PyTorch's allocator reads the key on ROCm builds too (c10's
+    # parser has no ROCm branch for it; PITFALLS section 4): what does not
+    # carry over is the split size tuned against CUDA's fragmentation.
     if rocm or (amd_machine and not info["torch"]):
         for name in _ALLOC_VARS:
             value = env.get(name) or ""
             if "max_split_size_mb" in value:
-                hazards.append(_hazard(
-                    "alloc-max-split",
-                    "warning",
-                    f"{name}={value!r} sets max_split_size_mb on ROCm: the porting guide "
-                    "reports a RuntimeError at start-up with it (it depends on the "
-                    "PyTorch/ROCm version).",
-                    "call rocmlint.runtime.configure_allocator() before the first GPU "
-                    "allocation (expandable_segments:True, no max_split_size_mb)",
-                    "rocmlint.runtime.configure_allocator",
-                ))
+                notes.append(
+                    f"{name}={value!r} sets max_split_size_mb: PyTorch's allocator reads it "
+                    "on ROCm too (it is not a start-up error), but a split size tuned "
+                    "against CUDA's fragmentation does not carry over; measure it on this "
+                    "stack (rocmlint.runtime.configure_allocator writes it where every "
+                    "PyTorch version reads it)."
+                )
 
     # 2. A PyTorch build that cannot use the AMD GPU of this machine.
     if amd_machine and info["torch"] and not rocm:

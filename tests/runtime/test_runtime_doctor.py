@@ -94,8 +94,13 @@ def test_max_split_on_rocm(machine, monkeypatch):
     machine["info"] = _info(**ROCM)
     monkeypatch.setenv("PYTORCH_HIP_ALLOC_CONF", "max_split_size_mb:128")
     report = doctor.collect()
-    assert ids(report) == ["alloc-max-split"]
-    assert "configure_allocator" in report["hazards"][0]["fix"]
+    # PyTorch reads the key on ROCm: a note about the tuning, no hazard, and
+    # so no exit status 1 from it.
+    assert ids(report) == []
+    (note,) = [n for n in report["notes"] if "max_split_size_mb" in n]
+    assert "PYTORCH_HIP_ALLOC_CONF" in note and "reads it on ROCm too" in note
+    assert "RuntimeError" not in note
+    assert doctor.main(["--json"]) == 0
 
 
 def test_max_split_off_rocm_is_fine(machine, monkeypatch):
