@@ -216,8 +216,10 @@ def _target_text(entry: dict[str, Any]) -> str:
     fp8 = {"fnuz": "fp8 FNUZ", "ocp": "fp8 OCP"}.get(entry["fp8"] or "", "no fp8")
     matrix = entry["matrix_cores"] or "no matrix cores"
     first = f", ROCm >= {entry['first_rocm']}" if entry["first_rocm"] else ""
+    precision = entry.get("default_precision")
+    precision = f", {precision} at full rate" if precision else ""
     return (f"{entry['family']}: wave {entry['wave_size']}, {fp8}, LDS {entry['lds_kib']} KiB, "
-            f"{matrix}{first}")
+            f"{matrix}{precision}{first}")
 
 
 def _format_text(report: dict[str, Any]) -> str:
@@ -237,6 +239,10 @@ def _format_text(report: dict[str, Any]) -> str:
         if info.get("target"):
             lines.append(f"  target           {_target_text(info['target'])}")
         lines.append(f"  memory           {info['total_memory_gib']} GiB")
+        if info.get("compute_units"):
+            product = (f" ({info['product']}: {info['product_compute_units']} in all)"
+                       if info.get("product_compute_units") else "")
+            lines.append(f"  compute units    {info['compute_units']}{product}")
     else:
         lines.append("  gpu              none usable by PyTorch")
     if report["amd_gpus"]:
