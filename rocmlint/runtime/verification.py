@@ -322,4 +322,3 @@ def patch_dynamo_rng_for_graph_capture() -> bool:
         cuda.random.get_rng_state = get_rng_state
         cuda.random.set_rng_state = set_rng_state
     return True
-
