@@ -126,7 +126,8 @@ def newer_parity(dev, quick):
                  "unchanged" if all(rt.compile_mode(m) == m for m in modes) else "CHANGED"))
     tiny, _ = base.build_hf_model(dev, True)
     ids = torch.randint(0, 256, (2, 16), device=dev)
-    result = rt.verify(lambda i: tiny(i).logits, ids, grads=False)
+    # The module itself, so that verify copies it to the CPU for the reference.
+    result = rt.verify(tiny, ids, grads=False)
     rows.append(("verify(model, ids) against the CPU", "tiny Llama logits",
                  str(next(tiny.parameters()).dtype)[6:],
                  f"{'passed' if result.passed else 'FAILED'}; max|diff| "
@@ -371,6 +372,18 @@ def decode_section(dev, quick, rounds, steps):
                      f"{med['sdpa again']:.4g} | {statistics.median(diff):+.2f}% "
                      f"({lo:+.2f}..{hi:+.2f}) | {statistics.median(noise):+.2f}% "
                      f"({nlo:+.2f}..{nhi:+.2f}) |")
+    # Where in its round a run stood: the first run of a round was measured
+    # up to 2.7 times slower than the other two on the H100 (a position
+    # effect, whatever the variant), which the rotation spreads evenly.
+    names = list(step_samples)
+    for label, s in (("generate", samples), ("decode steps", step_samples)):
+        by_position: dict[int, list[float]] = {0: [], 1: [], 2: []}
+        for r in range(rounds):
+            order = names[r % len(names):] + names[:r % len(names)]
+            for position, name in enumerate(order):
+                by_position[position].append(s[name][r])
+        lines.append(f"- {label}, median by position in the round (first, second, third): "
+                     + ", ".join(f"{statistics.median(v):.4g} s" for v in by_position.values()))
     per_token_us = extra_us * config.num_hidden_layers
     step_ms = verdict[f"{steps} decode steps with a cache (ms)"]["medians"]["sdpa"] / steps
     lines.append("")
