@@ -142,20 +142,21 @@ def test_inductor_defaults_noop_off_rocm():
                       ic.max_autotune_gemm_backends)
 
 
-def test_inductor_defaults_on_rocm(monkeypatch, fake_rocm):
+def test_inductor_defaults_on_rocm(fake_rocm):
     import torch._inductor.config as ic
 
-    monkeypatch.setattr(ic.triton, "cudagraphs", True)
-    monkeypatch.setattr(ic.triton, "cudagraph_trees", True)
-    monkeypatch.setattr(ic, "memory_planning", True)
-    monkeypatch.setattr(ic, "max_autotune_gemm_backends", "ATEN,TRITON")
-    changed = apply_inductor_rocm_defaults()
-    assert changed == {"triton.cudagraphs": False, "triton.cudagraph_trees": False,
-                       "memory_planning": False, "max_autotune_gemm_backends": "ATEN"}
-    assert ic.triton.cudagraphs is False and ic.memory_planning is False
-    assert apply_inductor_rocm_defaults() == {}  # idempotent
-    monkeypatch.setattr(ic, "max_autotune_gemm_backends", "ATEN,TRITON")
-    assert apply_inductor_rocm_defaults(aten_gemm=False) == {}
+    # The config module's own patch(): monkeypatch's undo on its sub-config
+    # proxy leaves "triton.cudagraphs" hidden, and Dynamo reads it later.
+    with ic.patch({"triton.cudagraphs": True, "triton.cudagraph_trees": True,
+                   "memory_planning": True, "max_autotune_gemm_backends": "ATEN,TRITON"}):
+        changed = apply_inductor_rocm_defaults()
+        assert changed == {"triton.cudagraphs": False, "triton.cudagraph_trees": False,
+                           "memory_planning": False, "max_autotune_gemm_backends": "ATEN"}
+        assert ic.triton.cudagraphs is False and ic.memory_planning is False
+        assert apply_inductor_rocm_defaults() == {}  # idempotent
+        ic.max_autotune_gemm_backends = "ATEN,TRITON"
+        assert apply_inductor_rocm_defaults(aten_gemm=False) == {}
+    assert ic.triton.cudagraphs is False  # restored, and still readable
 
 
 # --- allocator ------------------------------------------------------------------
