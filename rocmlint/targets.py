@@ -27,6 +27,16 @@ Sources (cited per fact below by their tag):
 [RDNA4-641] ROCm 6.4.1 Linux system requirements (install-on-linux
          docs-6.4.1, reference/system-requirements, RDNA section): the
          Radeon RX 9000 series is supported.
+[CU]     Compute units per product: the [SPECS] tables (Instinct and Radeon
+         columns "Compute Units"), and AMD's product pages for the Radeon
+         parts; a multi-die product (MI250, MI250X) counts every die, and each
+         die is one device to PyTorch (half the count).  ``None`` where no
+         figure was found.
+[PRECISION] ROCm documentation, "Data types and precision support"
+         (reference/precision-support), and the matrix instruction sets:
+         MFMA on CDNA2 and later and WMMA on RDNA3/4 run bf16 at the fp16 rate;
+         CDNA (MI100) runs bf16 MFMA at half the fp16 rate; GCN5 and RDNA2
+         have no matrix instructions and no bf16 arithmetic (packed fp16 only).
 
 ``first_rocm`` is the earliest ROCm release a public source above shows
 supporting the target; ``None`` where no source was found -- left unknown
@@ -66,16 +76,41 @@ class GpuTarget:
     lds_kib: int                 # LDS one workgroup can address, KiB
     matrix_cores: str | None     # "MFMA" (CDNA), "WMMA" (RDNA3/4), None
     first_rocm: str | None       # earliest ROCm release known to support it
+    # The 16-bit type the family computes at its full matrix (or packed) rate:
+    # "bf16" where bf16 runs as fast as fp16, "fp16" where bf16 is slower or
+    # has no instructions [PRECISION].  fp32 stays the default of PyTorch.
+    default_precision: str = "fp16"
+    compute_units: tuple[int | None, ...] = ()   # per product, same order [CU]
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form (lists instead of tuples)."""
+        """JSON-ready form (lists instead of tuples, compute units by product)."""
         data = asdict(self)
         data["products"] = list(self.products)
+        data["compute_units"] = dict(zip(self.products, self.compute_units))
         return data
 
+    def product_for(self, device_name: str | None) -> str | None:
+        """The product of this target that a device name (``"AMD Instinct
+        MI300X"``) names: the longest product name it contains, or None."""
+        if not device_name:
+            return None
+        text = " ".join(device_name.split()).lower()
+        found = [p for p in self.products if p.lower() in text]
+        return max(found, key=len) if found else None
 
-def _t(*args: Any) -> GpuTarget:
-    return GpuTarget(*args)
+    def compute_units_of(self, device_name: str | None) -> int | None:
+        """Compute units of the product a device name names, or None."""
+        product = self.product_for(device_name)
+        if product is None:
+            return None
+        return dict(zip(self.products, self.compute_units)).get(product)
+
+
+def _t(name: str, family: str, products: tuple[tuple[str, int | None], ...], wave: int,
+       fp8: str | None, lds: int, matrix: str | None, first: str | None,
+       precision: str) -> GpuTarget:
+    return GpuTarget(name, family, tuple(p for p, _ in products), wave, fp8, lds, matrix, first,
+                     precision, tuple(cu for _, cu in products))
 
 
 _TABLE: dict[str, GpuTarget] = {
@@ -83,38 +118,44 @@ _TABLE: dict[str, GpuTarget] = {
     for t in (
         # --- Instinct, CDNA / GCN: wave64 [SPECS] -------------------------
         # LDS: 160 KiB on gfx950, 64 KiB before [SPECS] [LLVM].  fp8 [FP8].
-        # Matrix cores (MFMA) from CDNA on [SPECS].
-        _t("gfx950", "CDNA4", ("Instinct MI350X", "Instinct MI355X"), 64, FP8_OCP, 160,
-           "MFMA", "7.0.0"),  # first_rocm [HIPFFT7]
-        _t("gfx942", "CDNA3", ("Instinct MI300X", "Instinct MI300A", "Instinct MI325X"), 64,
-           FP8_FNUZ, 64, "MFMA", None),
-        _t("gfx90a", "CDNA2", ("Instinct MI210", "Instinct MI250", "Instinct MI250X"), 64,
-           None, 64, "MFMA", None),
-        _t("gfx908", "CDNA", ("Instinct MI100",), 64, None, 64, "MFMA", None),
+        # Matrix cores (MFMA) from CDNA on [SPECS].  Precision [PRECISION].
+        _t("gfx950", "CDNA4", (("Instinct MI350X", 256), ("Instinct MI355X", 256)), 64,
+           FP8_OCP, 160, "MFMA", "7.0.0", "bf16"),  # first_rocm [HIPFFT7]
+        _t("gfx942", "CDNA3", (("Instinct MI300X", 304), ("Instinct MI300A", 228),
+                               ("Instinct MI325X", 304)),
+           64, FP8_FNUZ, 64, "MFMA", None, "bf16"),
+        # MI250 / MI250X: two dies of 104 / 110 CUs, each its own device.
+        _t("gfx90a", "CDNA2", (("Instinct MI210", 104), ("Instinct MI250", 208),
+                               ("Instinct MI250X", 220)),
+           64, None, 64, "MFMA", None, "bf16"),
+        _t("gfx908", "CDNA", (("Instinct MI100", 120),), 64, None, 64, "MFMA", None, "fp16"),
         # MI50/MI60 are GCN 5.1 (Vega 20) [SPECS]: no matrix cores, dot
         # instructions only.
-        _t("gfx906", "GCN5.1", ("Instinct MI50", "Instinct MI60"), 64, None, 64, None, None),
-        _t("gfx900", "GCN5.0", ("Instinct MI25",), 64, None, 64, None, None),
+        _t("gfx906", "GCN5.1", (("Instinct MI50", 60), ("Instinct MI60", 64)), 64, None, 64,
+           None, None, "fp16"),
+        _t("gfx900", "GCN5.0", (("Instinct MI25", 64),), 64, None, 64, None, None, "fp16"),
         # --- Radeon, RDNA: wave32 by default [LLVM]; 64 KiB LDS per
         # workgroup [LLVM] --------------------------------------------------
-        _t("gfx1201", "RDNA4", ("Radeon RX 9070", "Radeon RX 9070 XT", "Radeon RX 9070 GRE"),
-           32, FP8_OCP, 64, "WMMA", "6.4.1"),  # first_rocm [RDNA4-641]
-        _t("gfx1200", "RDNA4", ("Radeon RX 9060", "Radeon RX 9060 XT"), 32, FP8_OCP, 64,
-           "WMMA", "6.4.1"),  # first_rocm [RDNA4-641]
+        _t("gfx1201", "RDNA4", (("Radeon RX 9070", 56), ("Radeon RX 9070 XT", 64),
+                                ("Radeon RX 9070 GRE", 48)),
+           32, FP8_OCP, 64, "WMMA", "6.4.1", "bf16"),  # first_rocm [RDNA4-641]
+        _t("gfx1200", "RDNA4", (("Radeon RX 9060", 28), ("Radeon RX 9060 XT", 32)), 32,
+           FP8_OCP, 64, "WMMA", "6.4.1", "bf16"),  # first_rocm [RDNA4-641]
         # RDNA3 / 3.5 WMMA has no fp8 inputs [RDNA3].
-        _t("gfx1151", "RDNA3.5", ("Radeon 8060S",), 32, None, 64, "WMMA", None),
-        _t("gfx1150", "RDNA3.5", ("Radeon 890M",), 32, None, 64, "WMMA", None),
-        _t("gfx1102", "RDNA3", ("Radeon RX 7600", "Radeon RX 7600 XT"), 32, None, 64, "WMMA",
-           None),
-        _t("gfx1101", "RDNA3", ("Radeon RX 7700", "Radeon RX 7700 XT", "Radeon RX 7800 XT"),
-           32, None, 64, "WMMA", None),
-        _t("gfx1100", "RDNA3", ("Radeon RX 7900 XTX", "Radeon RX 7900 XT",
-                                "Radeon RX 7900 GRE", "Radeon PRO W7900"),
-           32, None, 64, "WMMA", None),
+        _t("gfx1151", "RDNA3.5", (("Radeon 8060S", 40),), 32, None, 64, "WMMA", None, "bf16"),
+        _t("gfx1150", "RDNA3.5", (("Radeon 890M", 16),), 32, None, 64, "WMMA", None, "bf16"),
+        _t("gfx1102", "RDNA3", (("Radeon RX 7600", 32), ("Radeon RX 7600 XT", 32)), 32, None,
+           64, "WMMA", None, "bf16"),
+        _t("gfx1101", "RDNA3", (("Radeon RX 7700", None), ("Radeon RX 7700 XT", 54),
+                                ("Radeon RX 7800 XT", 60)),
+           32, None, 64, "WMMA", None, "bf16"),
+        _t("gfx1100", "RDNA3", (("Radeon RX 7900 XTX", 96), ("Radeon RX 7900 XT", 84),
+                                ("Radeon RX 7900 GRE", 80), ("Radeon PRO W7900", 96)),
+           32, None, 64, "WMMA", None, "bf16"),
         # RDNA2 has no matrix instructions.
-        _t("gfx1030", "RDNA2", ("Radeon RX 6800", "Radeon RX 6900 XT", "Radeon PRO W6800",
-                                "Radeon PRO V620"),
-           32, None, 64, None, None),
+        _t("gfx1030", "RDNA2", (("Radeon RX 6800", 60), ("Radeon RX 6900 XT", 80),
+                                ("Radeon PRO W6800", 60), ("Radeon PRO V620", 72)),
+           32, None, 64, None, None, "fp16"),
     )
 }
 

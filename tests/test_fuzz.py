@@ -266,3 +266,115 @@ def test_noqa_comments_in_both_faces(tmp_path_factory, comments, in_string):
     scan = run_cli("scan", "m.py", "--isolated", "--no-cache", "--select", "ROCM001", "--format", "json", cwd=tmp_path)
     from_scanner = sorted(f["line"] for f in json.loads(scan.stdout)["findings"])
     assert from_scanner == from_flake8, text
+
+
+# --- rocmlint.runtime.attention under torch.compile against a float64 reference ---------------
+#
+# Random shapes (GQA/MQA, one query row, more queries than keys, zero keys), both layouts, the
+# two causal conventions, windows, boolean and additive masks, softcap and forced tiers, each
+# compiled with fullgraph=True (static or dynamic shapes) and called twice with different
+# sequence lengths, so that the second call runs the recompiled or symbolic graph. The
+# reference is written here, independently of the runtime: float64, K/V repeated, rows that
+# see no key are zero. A fresh Dynamo cache per case keeps recompile limits out of the way.
+# Compiling costs seconds per case, so this property runs a twentieth of EXAMPLES (at least 5).
+
+ATTENTION_EXAMPLES = max(5, EXAMPLES // 20)
+
+
+def _reference_attention(q, k, v, *, causal_kind, window, mask, softcap, scale):
+    """[B, S, H, D] float64 attention; mask is [S_q, S_k] (bool: True = attend, or additive)."""
+    import torch
+
+    qd, kd, vd = (t.double().transpose(1, 2) for t in (q, k, v))
+    groups = qd.shape[1] // kd.shape[1]
+    kd, vd = kd.repeat_interleave(groups, 1), vd.repeat_interleave(groups, 1)
+    scores = qd @ kd.transpose(-1, -2) * (scale if scale is not None else qd.shape[-1] ** -0.5)
+    if softcap:
+        scores = torch.tanh(scores / softcap) * softcap
+    sq, sk = scores.shape[-2:]
+    i = torch.arange(sq).unsqueeze(1)
+    j = torch.arange(sk).unsqueeze(0)
+    allowed = torch.ones(sq, sk, dtype=torch.bool)
+    if causal_kind == "causal":  # flash-attention: bottom-right
+        allowed &= j <= i + sk - sq
+    elif causal_kind == "is_causal":  # SDPA: top-left
+        allowed &= j <= i
+    if window is not None:
+        if window[0] >= 0:
+            allowed &= j >= i + sk - sq - window[0]
+        if window[1] >= 0:
+            allowed &= j <= i + sk - sq + window[1]
+    if mask is not None and mask.dtype == torch.bool:
+        allowed &= mask
+    elif mask is not None:
+        scores = scores + mask.double()
+    scores = scores.masked_fill(~allowed, float("-inf"))
+    seen = torch.isfinite(scores).any(-1, keepdim=True)
+    probs = torch.softmax(scores.masked_fill(~seen, 0.0), -1).masked_fill(~seen, 0.0)
+    return (probs @ vd).transpose(1, 2)
+
+
+@st.composite
+def attention_cases(draw):
+    hk = draw(st.integers(1, 3))
+    case = {
+        "b": draw(st.integers(1, 2)),
+        "lengths": [(draw(st.integers(1, 9)), draw(st.integers(0, 12))) for _ in range(2)],
+        "hk": hk,
+        "hq": hk * draw(st.integers(1, 3)),
+        "d": draw(st.sampled_from([4, 8, 16])),
+        "layout": draw(st.sampled_from(["bshd", "bhsd"])),
+        "causal_kind": draw(st.sampled_from([None, "causal", "is_causal"])),
+        "window": draw(st.one_of(st.none(), st.tuples(st.integers(-1, 6), st.integers(-1, 6)))),
+        "mask": draw(st.sampled_from([None, "bool", "float"])),
+        "softcap": draw(st.sampled_from([None, 0.0, 5.0])),
+        "scale": draw(st.sampled_from([None, 0.3])),
+        "backend": draw(st.sampled_from([None, "sdpa", "eager"])),
+        "dynamic": draw(st.sampled_from([None, True, False])),
+        "seed": draw(st.integers(0, 2**16)),
+    }
+    if case["causal_kind"] == "is_causal" and case["window"] is not None:
+        case["window"] = None  # a window aligns bottom-right; SDPA's is_causal top-left
+    if case["softcap"] and case["backend"] == "sdpa":
+        case["backend"] = None  # SDPA cannot soft-cap: a forced sdpa tier raises for it
+    return case
+
+
+@settings(max_examples=ATTENTION_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=attention_cases())
+def test_compiled_attention_matches_float64_reference(case):
+    import torch
+    import torch._dynamo as dynamo
+
+    from rocmlint.runtime import attention
+
+    def call(q, k, v, mask):
+        kwargs = {"window_size": case["window"], "softcap": case["softcap"], "scale": case["scale"],
+                  "layout": case["layout"], "backend": case["backend"], "attn_mask": mask}
+        if case["causal_kind"] is not None:
+            kwargs[case["causal_kind"]] = True
+        if case["layout"] == "bhsd":
+            return attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), **kwargs).transpose(1, 2)
+        return attention(q, k, v, **kwargs)
+
+    dynamo.reset()
+    compiled = torch.compile(call, fullgraph=True, dynamic=case["dynamic"], backend="aot_eager")
+    gen = torch.Generator().manual_seed(case["seed"])
+    for sq, sk in case["lengths"]:
+        q = torch.randn(case["b"], sq, case["hq"], case["d"], generator=gen, requires_grad=True)
+        k = torch.randn(case["b"], sk, case["hk"], case["d"], generator=gen, requires_grad=True)
+        v = torch.randn(case["b"], sk, case["hk"], case["d"], generator=gen, requires_grad=True)
+        mask = None
+        if case["mask"] is not None:
+            keep = torch.rand(sq, sk, generator=gen) > 0.3
+            mask = keep if case["mask"] == "bool" else torch.zeros(sq, sk).masked_fill(~keep, float("-inf"))
+        out = compiled(q, k, v, mask)
+        want = _reference_attention(q, k, v, causal_kind=case["causal_kind"], window=case["window"], mask=mask,
+                                    softcap=case["softcap"], scale=case["scale"])
+        assert out.shape == want.shape
+        # Rows a caller's mask empties are not zero on every tier (SDPA's own choice); compare the rest.
+        seen = torch.isfinite(want).all(-1) & (want.abs().sum(-1) > 0) if mask is not None else torch.ones(out.shape[:-1], dtype=torch.bool)
+        torch.testing.assert_close(out.double()[seen], want[seen], rtol=1e-4, atol=1e-5)
+        out.sum().backward()
+        for t in (q, k, v):
+            assert t.grad is not None and torch.isfinite(t.grad).all()

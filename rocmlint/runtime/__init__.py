@@ -28,6 +28,8 @@ Names and the checks that point to them:
   ``configure_allocator`` (``max_split_size_mb`` in ``PYTORCH_CUDA_ALLOC_CONF``),
   ``set_tf32``, ``set_cudnn_benchmark`` (ungated TF32/cuDNN flags),
   ``apply_inductor_rocm_defaults`` (inductor CUDA graphs / memory planning)
+- ``verify`` (the porting guide's phase 8: a port checked numerically against the
+  CPU or float64), ``patch_dynamo_rng_for_graph_capture`` (its phase 7)
 - ``python -m rocmlint.runtime`` (``doctor.main``): the run-time report
 """
 
@@ -67,6 +69,9 @@ _LAZY = {
     "compile_mode": "config",
     "compile": "config",
     "apply_inductor_rocm_defaults": "config",
+    "verify": "verification",
+    "VerifyResult": "verification",
+    "patch_dynamo_rng_for_graph_capture": "verification",
 }
 
 __all__ = [
@@ -82,7 +87,8 @@ __all__ = [
 
 
 # Submodules that need torch (or transformers), loaded when first named.
-_SUBMODULES = ("attn", "ops", "fusion", "flash_attn", "aiter_gemm", "transformers")
+_SUBMODULES = ("attn", "ops", "fusion", "flash_attn", "aiter_gemm", "transformers",
+               "verification")
 
 
 def __getattr__(name: str) -> Any:

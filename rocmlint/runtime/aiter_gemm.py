@@ -34,6 +34,7 @@ from .warn_once import OnceWarnings
 __all__ = [
     "GEMM_CONFIG_VARS",
     "DEFAULT_MIN_TOKENS",
+    "THRESHOLD_VARIABLE",
     "add_tuned_gemm_configs",
     "preshuffle_linears",
     "PreshuffledLinear",
@@ -52,9 +53,14 @@ GEMM_CONFIG_VARS: dict[str, tuple[str, str]] = {
     "a4w4": ("AITER_CONFIG_GEMM_A4W4", "a4w4_blockscale_tuned_gemm.csv"),
 }
 
-#: Rows (tokens) from which a preshuffled layer uses the preshuffled weight.
+#: Rows (tokens, the GEMM's M) from which a preshuffled layer uses the
+#: preshuffled weight: the porting guide's ``PRESHUFFLE_M_THRESH`` default.
 #: Not measured on AMD hardware here: a starting point to tune per model and GPU.
-DEFAULT_MIN_TOKENS = 32
+DEFAULT_MIN_TOKENS = 128
+
+#: The porting guide's switch for the threshold: rows from which the
+#: preshuffled weight is used; 0 = every GEMM, -1 = no preshuffling at all.
+THRESHOLD_VARIABLE = "PRESHUFFLE_M_THRESH"
 
 #: Device types whose tensors may go to aiter (ROCm tensors report "cuda").
 #: The contract tests widen it to run fakes on CPU.
@@ -219,19 +225,41 @@ def _eligible(layer: nn.Module) -> bool:
             and n % 16 == 0 and k % 32 == 0)
 
 
-def preshuffle_linears(model: nn.Module, *, min_tokens: int = DEFAULT_MIN_TOKENS) -> int:
+def _threshold(min_tokens: Any) -> int:
+    """The row threshold: ``min_tokens`` when given, else
+    ``PRESHUFFLE_M_THRESH``, else ``DEFAULT_MIN_TOKENS``."""
+    where = "min_tokens"
+    if min_tokens is None:
+        text = os.environ.get(THRESHOLD_VARIABLE)
+        if text is None or not text.strip():
+            return DEFAULT_MIN_TOKENS
+        where = f"{THRESHOLD_VARIABLE}={text!r}"
+        try:
+            min_tokens = int(text.strip())
+        except ValueError:
+            raise ValueError(f"preshuffle_linears: {where} is not an integer (rows; 0 = every "
+                             "GEMM, -1 = off)") from None
+    if isinstance(min_tokens, bool) or not isinstance(min_tokens, int) or min_tokens < -1:
+        raise ValueError(f"preshuffle_linears: {where} must be an int >= -1 (rows; 0 = every "
+                         f"GEMM, -1 = off), got {min_tokens!r}")
+    return min_tokens
+
+
+def preshuffle_linears(model: nn.Module, *, min_tokens: int | None = None) -> int:
     """Replace eligible ``nn.Linear`` layers of ``model`` with
-    ``PreshuffledLinear``; returns how many were replaced (0 off ROCm or
-    without aiter, where the model is not touched).
+    ``PreshuffledLinear``; returns how many were replaced (0 off ROCm, without
+    aiter, or with the threshold -1, where the model is not touched).
 
     Eligible: exactly ``nn.Linear``, fp16/bf16 weight on the GPU, out features
     a multiple of 16 and in features a multiple of 32 (the tiles of aiter's
     ``shuffle_weight(layout=(16, 16))``).  ``min_tokens``: inputs with fewer
-    rows use the plain weight.
+    rows use the plain weight; 0 uses the preshuffled one for every input, -1
+    turns preshuffling off.  When not given, ``PRESHUFFLE_M_THRESH`` from the
+    environment, else 128.
     """
-    if isinstance(min_tokens, bool) or not isinstance(min_tokens, int) or min_tokens < 1:
-        raise ValueError(f"preshuffle_linears: min_tokens must be a positive int, got "
-                         f"{min_tokens!r}")
+    min_tokens = _threshold(min_tokens)
+    if min_tokens == -1:
+        return 0
     if not _device.is_rocm():
         return 0
     found = _shuffle_and_gemm()

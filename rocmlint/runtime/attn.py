@@ -249,7 +249,10 @@ def _real(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"attention: {name} must be a real number, got {type(value).__name__}")
     value = float(value)
-    if not math.isfinite(value):
+    # Comparisons rather than math.isfinite: under torch.compile with dynamic
+    # shapes a float argument can be symbolic, and isfinite on it breaks the
+    # graph (NaN fails both comparisons).
+    if not -_INF < value < _INF:
         raise ValueError(f"attention: {name} must be finite, got {value}")
     return value
 
@@ -262,10 +265,13 @@ def _check_options(p: _Problem, dropout_p, is_causal, scale, causal, softmax_sca
     if is_causal is not None and causal is not None:
         raise TypeError("attention: pass causal (flash-attention, bottom-right) or is_causal "
                         "(SDPA, top-left), not both")
+    # ``True if x else False`` rather than bool(x): under torch.compile a flag
+    # computed from sizes (``is_causal=q.shape[2] > 1``) is a SymBool, which
+    # bool() leaves symbolic and a branch decides.
     if is_causal is not None:
-        p.causal, p.causal_offset = bool(is_causal), 0
+        p.causal, p.causal_offset = (True if is_causal else False), 0
     elif causal is not None:
-        p.causal, p.causal_offset = bool(causal), p.sk - p.sq
+        p.causal, p.causal_offset = (True if causal else False), p.sk - p.sq
     if scale is not None and softmax_scale is not None:
         raise TypeError("attention: pass scale (SDPA) or softmax_scale (flash-attention), "
                         "not both")
@@ -598,11 +604,18 @@ def _run_sdpa(q, k, v, p: _Problem):
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
     is_causal = False
     attn_mask = p.mask
+    if attn_mask is not None and attn_mask.dim() < 2:
+        # A mask over the keys alone: SDPA with enable_gqa indexes its last
+        # two dimensions, so give it the query dimension (same broadcast).
+        attn_mask = attn_mask.reshape((1,) * (2 - attn_mask.dim()) + tuple(attn_mask.shape))
     if p.causal and p.window is None and p.causal_offset == 0 and attn_mask is None:
         # SDPA's own is_causal is exactly this (top-left, or square) mask.
         is_causal = True
-    elif p.causal and p.window is None and p.sq == 1 and p.causal_offset >= 0:
-        pass  # one query row that sees every key: no mask at all
+    elif p.causal and p.window is None and p.sq == 1 and p.causal_offset >= p.sk - 1:
+        # One query row that sees every key (flash-attention's bottom-right
+        # mask in decoding): no causal mask at all.  SDPA's top-left mask on
+        # one row sees only key 0, so it must not take this branch.
+        pass
     elif p.causal or p.window is not None:
         device = q.device
         attn_mask = _merge(_allowed(p, torch.arange(p.sq, device=device),
@@ -671,7 +684,11 @@ def _run_eager(q, k, v, p: _Problem):
         vc = v[:, :, kv_start:kv_end]
         width = kv_end - kv_start
         if width == 0:
-            oc = q.new_zeros((b, hk, g, c, dv))
+            # No key in reach: zeros, as an empty matrix product of q, k and v,
+            # so that the result keeps autograd history (SDPA's does: its
+            # backward runs with zero keys and gives zero gradients).
+            qc = q[:, :, s0:s1].reshape(b, hk, g * c, d)
+            oc = torch.matmul(torch.matmul(qc, kc.transpose(-1, -2)), vc).view(b, hk, g, c, dv)
         else:
             # Group query heads by their K/V head: [b, hk, g * c, d].  K and V
             # are never repeated; the grouped rows share one matrix product.
@@ -840,20 +857,23 @@ def attention(
         # (value head dims that differ from D take the general path).
         if kshape is not None and qb == kb and kh and not qh % kh and vshape == kshape:
             if causal is None:
-                flag = bool(is_causal)
+                flag = True if is_causal else False
             elif is_causal is None and (not causal or qs == ks or (qs == 1 and ks)):
                 # flash-attention's bottom-right causal: square is SDPA's
                 # is_causal, a single query row sees every key.
-                flag = bool(causal) and qs == ks
+                flag = True if causal and qs == ks else False
             else:
                 flag = None
             if flag is not None:
+                # Under torch.compile with dynamic shapes, comparisons of sizes
+                # are symbolic (SymBool), which SDPA's flags do not take; a
+                # branch makes Dynamo decide them (with a guard) instead.
+                gqa = True if qh != kh else False
                 try:
                     if layout == "bhsd":
-                        return _sdpa(q, k, v, is_causal=flag, scale=scale, enable_gqa=qh != kh)
+                        return _sdpa(q, k, v, is_causal=flag, scale=scale, enable_gqa=gqa)
                     return _sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                                 is_causal=flag, scale=scale,
-                                 enable_gqa=qh != kh).transpose(1, 2)
+                                 is_causal=flag, scale=scale, enable_gqa=gqa).transpose(1, 2)
                 except RuntimeError:
                     pass  # the general path checks the arguments, then falls back
     return _attention(q, k, v, attn_mask, dropout_p, is_causal, scale, causal, softmax_scale,
@@ -932,13 +952,15 @@ def _dead_rows_zero(q, k, v, p: _Problem, dead: int, backend: str, explicit: boo
     """Rows ``0 .. dead-1`` see no key: zeros; the remaining rows are the same
     problem with fewer queries (the offsets of the causal mask and the window
     move with them, so each row keeps the keys it sees)."""
+    if dead >= p.sq:
+        # No row sees a key (no keys at all): the eager tier's empty product
+        # gives the zeros with autograd history.
+        return _run_eager(q, k, v, p)
     dim = 1 if p.layout == "bshd" else 2
     if p.layout == "bshd":
         out = q.new_zeros((p.b, p.sq, p.hq, p.dv))
     else:
         out = q.new_zeros((p.b, p.hq, p.sq, p.dv))
-    if dead >= p.sq:
-        return out
     tail = _Problem()
     for name in _Problem.__slots__:
         setattr(tail, name, getattr(p, name))

@@ -24,12 +24,25 @@ __all__ = [
     "apply_inductor_rocm_defaults",
 ]
 
-# Allocator settings are read once, at the first GPU allocation, from:
-#   PYTORCH_ALLOC_CONF, else PYTORCH_CUDA_ALLOC_CONF (PyTorch >= 2.9,
-#       c10/core/AllocatorConfig.cpp);
-#   PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF on ROCm builds
-#       (c10/cuda/CUDAAllocatorConfig.h).
+# Allocator settings are read once, at the first GPU allocation.  Who reads
+# which variable (torch 2.13's c10/core/AllocatorConfig.h and
+# c10/cuda/CUDAAllocatorConfig.h; PITFALLS section 4):
+#   torch >= 2.9, device-generic keys (max_split_size_mb, expandable_segments,
+#       garbage_collection_threshold, roundup_power2_divisions, ...):
+#       PYTORCH_ALLOC_CONF, else PYTORCH_CUDA_ALLOC_CONF.  No ROCm branch: the
+#       keys are read on ROCm builds too.
+#   torch >= 2.9, CUDA/HIP-only keys (backend, release_lock_on_cudamalloc,
+#       pinned_use_cuda_host_register, ...): PYTORCH_CUDA_ALLOC_CONF, else
+#       PYTORCH_HIP_ALLOC_CONF on ROCm builds, else PYTORCH_ALLOC_CONF.
+#   torch < 2.9: PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF on ROCm.
+#   torch 2.9.1 ignored PYTORCH_ALLOC_CONF for expandable_segments
+#       (pytorch/pytorch#183387).
+# So PYTORCH_CUDA_ALLOC_CONF is read on every version by every reader, first
+# or as the fallback: the settings always go there, and also to every other
+# variable that is already set (so that whichever one a reader takes, it says
+# the same).
 _ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
+_ALWAYS_WRITTEN = "PYTORCH_CUDA_ALLOC_CONF"
 
 
 def _parse_alloc_conf(text: str | None) -> dict[str, str]:
@@ -50,95 +63,73 @@ def _format_alloc_conf(settings: dict[str, str]) -> str:
     return ",".join(f"{k}:{v}" if v != "" else k for k, v in settings.items())
 
 
-def _torch_at_least(major: int, minor: int) -> bool:
-    """Installed torch version check without importing torch."""
-    try:
-        from importlib.metadata import version
-
-        text = version("torch")
-    except Exception:
-        return False
-    parts = []
-    for piece in text.split("+")[0].split(".")[:2]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts) >= (major, minor)
-
-
 def configure_allocator(
     *,
     expandable_segments: bool | None = None,
     max_split_size_mb: int | None = None,
     environ: dict[str, str] | None = None,
 ) -> str:
-    """Set the caching-allocator configuration in a ROCm-safe way.
+    """Set the caching-allocator configuration so that every PyTorch version
+    reads it.
 
     The replacement for ``os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "..."`` lines
-    (the allocator check points here).  Must run before the first GPU
+    (the allocator checks point here).  Must run before the first GPU
     allocation; returns the resulting configuration string.
 
-    On ROCm: every allocator variable that is set (``PYTORCH_ALLOC_CONF``,
-    ``PYTORCH_CUDA_ALLOC_CONF``, ``PYTORCH_HIP_ALLOC_CONF``; which one wins
-    depends on the PyTorch version) gets the user's merged settings with
-    ``max_split_size_mb`` removed (warning) and ``expandable_segments:True``
-    added (unless ``expandable_segments=False``); when none is set,
-    ``PYTORCH_ALLOC_CONF`` (torch >= 2.9) or ``PYTORCH_CUDA_ALLOC_CONF`` is.
-    ``max_split_size_mb`` is never written on ROCm.
+    What it writes, on every platform: the settings already present (merged
+    from ``PYTORCH_ALLOC_CONF``, ``PYTORCH_CUDA_ALLOC_CONF`` and, on ROCm,
+    ``PYTORCH_HIP_ALLOC_CONF``, in the order torch >= 2.9 reads them) plus the
+    ones passed, into ``PYTORCH_CUDA_ALLOC_CONF`` (read by every version, on
+    2.9.1 the only one read for ``expandable_segments``) and into each of the
+    others that is already set.  ``max_split_size_mb`` is written as given on
+    ROCm too: PyTorch's allocator reads it there.
 
-    On NVIDIA and CPU: only the variable PyTorch reads is changed, and only by
-    the settings passed (``max_split_size_mb``, ``expandable_segments``); the
-    user's other settings stay, and with no arguments nothing changes.
+    On NVIDIA and CPU nothing else changes, and with no arguments nothing is
+    written.  On ROCm ``expandable_segments:True`` is added unless
+    ``expandable_segments=False`` (or the user's settings say otherwise), with
+    a warning that says what was written and why to verify it: some ROCm
+    builds were reported to return zeroed data with it (legacy-rocm-build
+    #6603), and torch 2.13 ignores it, with its own warning, on ROCm builds
+    older than ROCm 7.0 (``CUDAAllocatorConfig::expandable_segments``).
 
     ``environ`` (default ``os.environ``) lets callers compute without touching
     the process environment.
     """
     _check_allocator_args(expandable_segments, max_split_size_mb)
     env = os.environ if environ is None else environ
-    new_api = _torch_at_least(2, 9)
-    if not _device.is_rocm():
-        # Only the variable PyTorch will read is touched, and only with what was
-        # asked for: with no arguments this is a no-op.
-        order = _ALLOC_VARS[:2] if new_api else _ALLOC_VARS[1:2]
-        effective = next((n for n in order if env.get(n)), order[0])
-        if max_split_size_mb is None and expandable_segments is None:
-            return env.get(effective, "")
-        settings = _parse_alloc_conf(env.get(effective))
-        if max_split_size_mb is not None:
-            settings["max_split_size_mb"] = str(int(max_split_size_mb))
-        if expandable_segments is not None:
-            settings["expandable_segments"] = "True" if expandable_segments else "False"
-        text = _format_alloc_conf(settings)
-        env[effective] = text
-        if environ is None:
-            _warn_if_allocator_started()
-        return text
-    # ROCm: which variable wins depends on the PyTorch version, so every one that
-    # is set gets the same sanitised, merged settings.
-    present = [name for name in _ALLOC_VARS if env.get(name)]
+    rocm = _device.is_rocm()
+    names = _ALLOC_VARS if rocm else _ALLOC_VARS[:2]
+    present = [name for name in names if env.get(name)]
     merged: dict[str, str] = {}
     for name in present:
         for key, value in _parse_alloc_conf(env.get(name)).items():
             merged.setdefault(key, value)
-    if "max_split_size_mb" in merged or max_split_size_mb is not None:
+    turn_on = False
+    if rocm and expandable_segments is None and "expandable_segments" not in merged:
+        expandable_segments = turn_on = True
+    if max_split_size_mb is None and expandable_segments is None:
+        # Nothing asked for: every variable stays as it is.
+        return _format_alloc_conf(merged)
+    if max_split_size_mb is not None:
+        merged["max_split_size_mb"] = str(int(max_split_size_mb))
+    if expandable_segments is not None:
+        merged["expandable_segments"] = "True" if expandable_segments else "False"
+    text = _format_alloc_conf(merged)
+    written = list(dict.fromkeys([*present, _ALWAYS_WRITTEN]))
+    for name in written:
+        env[name] = text
+    if rocm and merged.get("expandable_segments", "").lower() == "true" and (
+            turn_on or expandable_segments):
         warnings.warn(
-            "configure_allocator: max_split_size_mb is not used on ROCm (a "
-            "fragmentation setting tuned on NVIDIA); using "
-            "expandable_segments:True instead",
+            f"configure_allocator: wrote {text!r} to {', '.join(written)} "
+            "(expandable_segments on). Verify it on this stack: some ROCm builds were "
+            "reported to return zeroed data with expandable segments "
+            "(legacy-rocm-build#6603), and PyTorch built against ROCm older than 7.0 "
+            "leaves them off with the warning 'expandable_segments not supported on this "
+            "platform'. Pass expandable_segments=False to leave them off.",
             RuntimeWarning,
             stacklevel=2,
         )
-    merged.pop("max_split_size_mb", None)
-    if expandable_segments is False:
-        merged.pop("expandable_segments", None)
-    else:
-        merged["expandable_segments"] = "True"
-    text = _format_alloc_conf(merged)
-    targets = present or ["PYTORCH_ALLOC_CONF" if new_api else "PYTORCH_CUDA_ALLOC_CONF"]
-    for name in targets:
-        if text:
-            env[name] = text
-        else:
-            env.pop(name, None)
     if environ is None:
         _warn_if_allocator_started()
     return text
@@ -220,23 +211,31 @@ def set_cudnn_benchmark(enabled: bool) -> bool:
     return True
 
 
-# torch.compile modes that capture CUDA graphs (torch.compile docs:
-# "reduce-overhead" uses CUDA graphs; "max-autotune" enables CUDA graphs by
-# default on GPU; "max-autotune-no-cudagraphs" does not).
-_CUDAGRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})
+# torch.compile modes that capture CUDA graphs, and the mode that keeps the
+# rest of each without graphs (torch._inductor.list_mode_options():
+# "reduce-overhead" is {"triton.cudagraphs": True}; "max-autotune" adds
+# max_autotune and coordinate_descent_tuning to it; "max-autotune-no-cudagraphs"
+# is the same tuning without graphs).  The same answers as the fix-its of
+# ROCM002 and ROCM101 (a test compares them).
+_ROCM_MODES = {
+    "reduce-overhead": "default",
+    "max-autotune": "max-autotune-no-cudagraphs",
+}
 _CUDAGRAPH_OPTIONS = ("triton.cudagraphs", "triton.cudagraph_trees")
 
 
 def compile_mode(mode: str | None = None) -> str | None:
-    """The ``torch.compile`` mode to use on this machine (check ROCM002).
+    """The ``torch.compile`` mode to use on this machine (checks ROCM002 and
+    ROCM101).
 
-    On ROCm, modes that capture CUDA graphs (``"reduce-overhead"``,
-    ``"max-autotune"``) become ``"default"``: HIP graph capture under
-    torch.compile has had release-bound failures there.  On NVIDIA and CPU
-    the mode is returned unchanged.
+    On ROCm, the modes that capture CUDA graphs lose only the graphs:
+    ``"reduce-overhead"`` becomes ``"default"`` and ``"max-autotune"`` becomes
+    ``"max-autotune-no-cudagraphs"`` (HIP graph capture under torch.compile
+    has had release-bound failures there).  On NVIDIA and CPU the mode is
+    returned unchanged.
     """
-    if mode in _CUDAGRAPH_MODES and _device.is_rocm():
-        return "default"
+    if mode in _ROCM_MODES and _device.is_rocm():
+        return _ROCM_MODES[mode]
     return mode
 
 

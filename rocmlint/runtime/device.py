@@ -295,6 +295,15 @@ def target_info(arch: str) -> dict[str, Any] | None:
     return None if entry is None else entry.as_dict()
 
 
+def _product(arch: str, device_name: str) -> tuple[str | None, int | None]:
+    from .. import targets
+
+    entry = targets.target(arch)
+    if entry is None:
+        return None, None
+    return entry.product_for(device_name), entry.compute_units_of(device_name)
+
+
 def device_info() -> dict[str, Any]:
     """A JSON-serialisable description of the accelerator stack.
 
@@ -305,7 +314,11 @@ def device_info() -> dict[str, Any]:
     ``device_name``, ``arch``, ``arch_full`` (with ROCm target features),
     ``target`` (on AMD GPUs, what ``rocmlint.targets`` knows about ``arch``:
     family, wave size, fp8 flavour, LDS, matrix cores, first ROCm release;
-    ``None`` elsewhere or for an unknown target), ``total_memory_bytes``,
+    ``None`` elsewhere or for an unknown target), ``compute_units`` (what
+    the device reports: CUs on AMD, SMs on NVIDIA), ``product`` and
+    ``product_compute_units`` (on AMD GPUs, the table's product the device
+    name names and its CU count, for the whole product: a multi-die MI250X is
+    two devices of half the count), ``total_memory_bytes``,
     ``total_memory_gib``, ``aiter_available``, ``aiter_reason``, ``python``.
     """
     info: dict[str, Any] = {
@@ -320,6 +333,9 @@ def device_info() -> dict[str, Any]:
         "arch": None,
         "arch_full": None,
         "target": None,
+        "compute_units": None,
+        "product": None,
+        "product_compute_units": None,
         "total_memory_bytes": None,
         "total_memory_gib": None,
         "aiter_available": False,
@@ -348,8 +364,12 @@ def device_info() -> dict[str, Any]:
             props = torch.cuda.get_device_properties(torch.cuda.current_device())
             info["device_name"] = str(props.name)
             info["arch"], info["arch_full"] = _arch_strings(props)
+            units = getattr(props, "multi_processor_count", None)
+            info["compute_units"] = int(units) if units else None
             if info["vendor"] == "amd" and info["arch"]:
                 info["target"] = target_info(info["arch"])
+                info["product"], info["product_compute_units"] = _product(
+                    info["arch"], info["device_name"])
             total = int(props.total_memory)
             info["total_memory_bytes"] = total
             info["total_memory_gib"] = round(total / 2**30, 2)

@@ -96,21 +96,21 @@ def collect(*, managed_memory: bool = False, environ: Any = None) -> dict[str, A
             "need it (pip install rocmlint[runtime])."
         )
 
-    # 1. max_split_size_mb in the allocator configuration on ROCm.
+    # 1. max_split_size_mb in the allocator configuration on ROCm: a note, not
+    # a hazard.  PyTorch's allocator reads the key on ROCm builds too (c10's
+    # parser has no ROCm branch for it; PITFALLS section 4): what does not
+    # carry over is the split size tuned against CUDA's fragmentation.
     if rocm or (amd_machine and not info["torch"]):
         for name in _ALLOC_VARS:
             value = env.get(name) or ""
             if "max_split_size_mb" in value:
-                hazards.append(_hazard(
-                    "alloc-max-split",
-                    "warning",
-                    f"{name}={value!r} sets max_split_size_mb on ROCm: the porting guide "
-                    "reports a RuntimeError at start-up with it (it depends on the "
-                    "PyTorch/ROCm version).",
-                    "call rocmlint.runtime.configure_allocator() before the first GPU "
-                    "allocation (expandable_segments:True, no max_split_size_mb)",
-                    "rocmlint.runtime.configure_allocator",
-                ))
+                notes.append(
+                    f"{name}={value!r} sets max_split_size_mb: PyTorch's allocator reads it "
+                    "on ROCm too (it is not a start-up error), but a split size tuned "
+                    "against CUDA's fragmentation does not carry over; measure it on this "
+                    "stack (rocmlint.runtime.configure_allocator writes it where every "
+                    "PyTorch version reads it)."
+                )
 
     # 2. A PyTorch build that cannot use the AMD GPU of this machine.
     if amd_machine and info["torch"] and not rocm:
@@ -237,8 +237,10 @@ def _target_text(entry: dict[str, Any]) -> str:
     fp8 = {"fnuz": "fp8 FNUZ", "ocp": "fp8 OCP"}.get(entry["fp8"] or "", "no fp8")
     matrix = entry["matrix_cores"] or "no matrix cores"
     first = f", ROCm >= {entry['first_rocm']}" if entry["first_rocm"] else ""
+    precision = entry.get("default_precision")
+    precision = f", {precision} at full rate" if precision else ""
     return (f"{entry['family']}: wave {entry['wave_size']}, {fp8}, LDS {entry['lds_kib']} KiB, "
-            f"{matrix}{first}")
+            f"{matrix}{precision}{first}")
 
 
 def _format_text(report: dict[str, Any]) -> str:
@@ -258,6 +260,10 @@ def _format_text(report: dict[str, Any]) -> str:
         if info.get("target"):
             lines.append(f"  target           {_target_text(info['target'])}")
         lines.append(f"  memory           {info['total_memory_gib']} GiB")
+        if info.get("compute_units"):
+            product = (f" ({info['product']}: {info['product_compute_units']} in all)"
+                       if info.get("product_compute_units") else "")
+            lines.append(f"  compute units    {info['compute_units']}{product}")
     else:
         lines.append("  gpu              none usable by PyTorch")
     if report["amd_gpus"]:

@@ -26,12 +26,39 @@ _warnings = OnceWarnings(stacklevel=2)
 _failed: set[tuple] = set()
 
 
-def _aiter_enabled() -> bool:
-    """ROCm, aiter available and ``USE_AITER_OPS`` not set to 0."""
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
+
+#: The switches of the porting guide, each with the name this module used
+#: before as an alias (read when the guide's name is not set).  Both kinds of
+#: kernel are opt-in: the defaults keep PyTorch's path, so that a user turns
+#: the AMD kernels on to compare them with it.
+GEMM_SWITCH = ("USE_AITER_GEMM", "USE_AITER_OPS")          # linear: aiter tuned GEMM
+ACTIVATION_SWITCH = ("USE_OPTIMIZED_OPS", "USE_AITER_OPS")  # silu/gelu_tanh_and_mul
+
+
+def switch_on(names: tuple[str, ...], default: bool = False) -> bool:
+    """The first of ``names`` set in the environment decides: ``1``/``true``/
+    ``yes``/``on`` is on, ``0``/``false``/``no``/``off`` is off; anything else
+    (or none set) is ``default``."""
+    for name in names:
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        value = value.strip().lower()
+        if value in _ON:
+            return True
+        if value in _OFF:
+            return False
+        return default
+    return default
+
+
+def _aiter_enabled(switch: tuple[str, ...]) -> bool:
+    """ROCm, the switch on, and aiter available."""
     if not (_device._IS_ROCM or (_device._IS_ROCM is None and _device.is_rocm())):
         return False
-    flag = os.environ.get("USE_AITER_OPS")
-    if flag is not None and flag.strip().lower() in ("0", "false", "no", "off"):
+    if not switch_on(switch):
         return False
     return _device.aiter_available()
 
@@ -48,18 +75,19 @@ def linear(
     """``y = input @ weight.T + bias``: ``torch.nn.functional.linear`` with the
     same argument names, positions and meaning.
 
-    On ROCm with aiter, bf16/fp16 inputs on the GPU (and no gradient needed) go
+    On ROCm with aiter and ``USE_AITER_GEMM=1`` (default off; ``USE_AITER_OPS``
+    is an alias), bf16/fp16 inputs on the GPU (and no gradient needed) go
     to aiter's shape-tuned ``gemm_a16w16`` (``aiter.tuned_gemm``, registered as
     ``torch.ops.aiter.gemm_a16w16(A, B, bias=None, otype=None, ...)`` with
     ``B`` in ``[N, K]`` like ``F.linear``'s weight).  Everywhere else, and when
     the aiter call raises (one warning), this is ``F.linear(input, weight,
-    bias)``.  Set ``USE_AITER_OPS=0`` to keep ``F.linear`` on ROCm too.
+    bias)``.
     """
     if (
         _device._IS_ROCM is not False
         and input.dtype in _HALF
         and input.device.type in AITER_DEVICE_TYPES
-        and _aiter_enabled()
+        and _aiter_enabled(GEMM_SWITCH)
     ):
         out = _aiter_linear(input, weight, bias)
         if out is not None:
@@ -104,7 +132,7 @@ def _aiter_gated(name: str, x: torch.Tensor, out: torch.Tensor | None):
         x.dtype not in _HALF
         or x.device.type not in AITER_DEVICE_TYPES
         or _needs_grad(x)
-        or not _aiter_enabled()
+        or not _aiter_enabled(ACTIVATION_SWITCH)
     ):
         return None
     key = (name, x.dtype)
@@ -141,7 +169,8 @@ def silu_and_mul(
     ``silu_and_mul(x)`` takes the fused ``[..., 2*d]`` output of a gate+up
     projection (gate first, as ``fuse_gate_up`` produces) and returns
     ``F.silu(x[..., :d]) * x[..., d:]``; ``silu_and_mul(gate, up)`` takes the
-    two halves.  On ROCm with aiter the fused form runs aiter's
+    two halves.  On ROCm with aiter and ``USE_OPTIMIZED_OPS=1`` (default off;
+    ``USE_AITER_OPS`` is an alias) the fused form runs aiter's
     ``silu_and_mul(out, input)`` kernel (one pass); elsewhere it is exactly the
     PyTorch expression above.
     """
@@ -161,7 +190,8 @@ def gelu_tanh_and_mul(
     """GeGLU gate with the tanh GELU: ``F.gelu(gate, approximate="tanh") * up``.
 
     Same forms as ``silu_and_mul``; aiter's ``gelu_tanh_and_mul(out, input)``
-    kernel on ROCm for the fused form, the PyTorch expression elsewhere.
+    kernel on ROCm with ``USE_OPTIMIZED_OPS=1`` for the fused form, the
+    PyTorch expression elsewhere.
     """
     if up is None:
         result = _aiter_gated("gelu_tanh_and_mul", x, out)

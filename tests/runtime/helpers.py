@@ -25,6 +25,7 @@ import torch.nn.functional as F  # noqa: E402
 from rocmlint.runtime import aiter_gemm, attn, device, ops  # noqa: E402
 
 SWITCHES = ("FORCE_EAGER_ATTENTION", "USE_AITER_ATTENTION", "USE_AITER_OPS",
+            "USE_AITER_GEMM", "USE_OPTIMIZED_OPS", "PRESHUFFLE_M_THRESH",
             "ROCMLINT_AITER_IMPORT_TIMEOUT")
 
 # mha_fwd schemas of the two aiter generations: the newer one has sink_size

@@ -209,7 +209,14 @@ def test_unknown_required_argument_disables_tier1(monkeypatch, fake_rocm):
 
 # --- GEMM and activations ----------------------------------------------------
 
-def test_linear_routes_to_tuned_gemm(fake_aiter):
+@pytest.fixture
+def kernels_on(monkeypatch):
+    """The aiter GEMM and activation kernels asked for (both are opt-in)."""
+    monkeypatch.setenv("USE_AITER_GEMM", "1")
+    monkeypatch.setenv("USE_OPTIMIZED_OPS", "1")
+
+
+def test_linear_routes_to_tuned_gemm(fake_aiter, kernels_on):
     g = torch.Generator().manual_seed(0)
     x = torch.randn(3, 5, 32, generator=g).bfloat16()
     w = torch.randn(48, 32, generator=g).bfloat16()
@@ -227,7 +234,7 @@ def test_linear_routes_to_tuned_gemm(fake_aiter):
     assert len(fake_aiter.calls["gemm_a16w16"]) == 1
 
 
-def test_linear_falls_back_when_gemm_raises(fake_aiter):
+def test_linear_falls_back_when_gemm_raises(fake_aiter, kernels_on):
     fake_aiter.fail.add("gemm_a16w16")
     x = torch.randn(4, 32).bfloat16()
     w = torch.randn(16, 32).bfloat16()
@@ -236,19 +243,43 @@ def test_linear_falls_back_when_gemm_raises(fake_aiter):
     assert torch.equal(y, F.linear(x, w))
 
 
-def test_use_aiter_ops_switch(fake_aiter, monkeypatch):
-    monkeypatch.setenv("USE_AITER_OPS", "0")
-    x = torch.randn(4, 32).bfloat16()
-    linear(x, torch.randn(16, 32).bfloat16())
+def _gemm_and_activation_calls(fake_aiter):
+    fake_aiter.reset()
+    linear(torch.randn(4, 32).bfloat16(), torch.randn(16, 32).bfloat16())
     silu_and_mul(torch.randn(4, 32).bfloat16())
-    assert fake_aiter.calls["gemm_a16w16"] == [] and fake_aiter.calls["silu_and_mul"] == []
+    return len(fake_aiter.calls["gemm_a16w16"]), len(fake_aiter.calls["silu_and_mul"])
+
+
+def test_aiter_gemm_and_activations_are_opt_in(fake_aiter, monkeypatch):
+    # The porting guide's switches: USE_AITER_GEMM (default off) and
+    # USE_OPTIMIZED_OPS (opt-in), so that the AMD kernels can be compared with
+    # the PyTorch path.
+    assert _gemm_and_activation_calls(fake_aiter) == (0, 0)
+    monkeypatch.setenv("USE_AITER_GEMM", "1")
+    assert _gemm_and_activation_calls(fake_aiter) == (1, 0)
+    monkeypatch.setenv("USE_OPTIMIZED_OPS", "true")
+    assert _gemm_and_activation_calls(fake_aiter) == (1, 1)
+    monkeypatch.setenv("USE_AITER_GEMM", "0")
+    monkeypatch.setenv("USE_OPTIMIZED_OPS", "off")
+    assert _gemm_and_activation_calls(fake_aiter) == (0, 0)
+
+
+def test_use_aiter_ops_is_an_alias_for_both(fake_aiter, monkeypatch):
+    monkeypatch.setenv("USE_AITER_OPS", "1")
+    assert _gemm_and_activation_calls(fake_aiter) == (1, 1)
+    # The documented name wins where both are set.
+    monkeypatch.setenv("USE_AITER_GEMM", "0")
+    assert _gemm_and_activation_calls(fake_aiter) == (0, 1)
+    monkeypatch.setenv("USE_AITER_OPS", "0")
+    monkeypatch.setenv("USE_OPTIMIZED_OPS", "1")
+    assert _gemm_and_activation_calls(fake_aiter) == (0, 1)
 
 
 @pytest.mark.parametrize("name,fn,act", [
     ("silu_and_mul", silu_and_mul, F.silu),
     ("gelu_tanh_and_mul", gelu_tanh_and_mul, lambda t: F.gelu(t, approximate="tanh")),
 ])
-def test_gated_activations_route_and_fall_back(fake_aiter, name, fn, act):
+def test_gated_activations_route_and_fall_back(fake_aiter, kernels_on, name, fn, act):
     x = torch.randn(3, 4, 16).bfloat16()
     y = fn(x)
     (call,) = fake_aiter.calls[name]

@@ -209,9 +209,52 @@ def test_gradients_use_the_plain_weight(gemm_aiter):
     assert x.grad is not None and holder[0].weight.grad is not None
 
 
-def test_bad_threshold():
+@pytest.mark.parametrize("value", [-2, 1.5, True, "8"])
+def test_bad_threshold(value):
     with pytest.raises(ValueError, match="min_tokens"):
-        preshuffle_linears(nn.Linear(4, 4), min_tokens=0)
+        preshuffle_linears(nn.Linear(4, 4), min_tokens=value)
+
+
+@pytest.mark.parametrize("text", ["x", "1e3", "-5"])
+def test_bad_threshold_variable(monkeypatch, text):
+    monkeypatch.setenv("PRESHUFFLE_M_THRESH", text)
+    with pytest.raises(ValueError, match="PRESHUFFLE_M_THRESH"):
+        preshuffle_linears(nn.Linear(4, 4))
+
+
+def _threshold_of(monkeypatch, text, **kwargs):
+    if text is not None:
+        monkeypatch.setenv("PRESHUFFLE_M_THRESH", text)
+    holder = nn.Sequential(nn.Linear(64, 48).bfloat16())
+    count = preshuffle_linears(holder, **kwargs)
+    return count, holder[0]
+
+
+def test_threshold_default_is_128(gemm_aiter, monkeypatch):
+    assert aiter_gemm.DEFAULT_MIN_TOKENS == 128
+    count, layer = _threshold_of(monkeypatch, None)
+    assert count == 1 and layer.min_tokens == 128
+    with torch.no_grad():
+        layer(torch.randn(127, 64).bfloat16())
+        assert gemm_aiter.calls["gemm_a16w16"] == []       # plain weight, F.linear
+        layer(torch.randn(128, 64).bfloat16())
+    assert [c["b_shuffled"] for c in gemm_aiter.calls["gemm_a16w16"]] == [True]
+
+
+def test_threshold_variable_and_its_meanings(gemm_aiter, monkeypatch):
+    count, layer = _threshold_of(monkeypatch, "16")
+    assert count == 1 and layer.min_tokens == 16
+    # 0: every GEMM, even one row, uses the preshuffled weight.
+    count, layer = _threshold_of(monkeypatch, "0")
+    with torch.no_grad():
+        layer(torch.randn(1, 64).bfloat16())
+    assert gemm_aiter.calls["gemm_a16w16"][-1]["b_shuffled"] is True
+    # -1: no preshuffling, the model is not touched.
+    count, layer = _threshold_of(monkeypatch, "-1")
+    assert count == 0 and type(layer) is nn.Linear
+    # An explicit argument wins over the environment.
+    count, layer = _threshold_of(monkeypatch, "-1", min_tokens=64)
+    assert count == 1 and layer.min_tokens == 64
 
 
 def test_ops_device_types_are_separate():

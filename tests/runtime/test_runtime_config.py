@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
@@ -35,10 +37,29 @@ def test_compile_mode_unchanged_off_rocm(mode):
 
 @pytest.mark.parametrize("mode,expected", [
     (None, None), ("default", "default"), ("reduce-overhead", "default"),
-    ("max-autotune", "default"), ("max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs"),
+    ("max-autotune", "max-autotune-no-cudagraphs"),
+    ("max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs"),
 ])
 def test_compile_mode_on_rocm(fake_rocm, mode, expected):
     assert compile_mode(mode) == expected
+
+
+@pytest.mark.parametrize("check,mode", [("ROCM002", "reduce-overhead"),
+                                        ("ROCM101", "max-autotune")])
+def test_compile_mode_gives_the_fix_its_answer(fake_rocm, check, mode):
+    # The check's rewrite picks a mode when torch.version.hip is set; the
+    # runtime helper must pick the same one on ROCm.
+    import re
+
+    import yaml
+
+    from .helpers import REPO_ROOT
+
+    (path,) = (REPO_ROOT / "checks").glob(f"{check}-*.yaml")
+    template = yaml.safe_load(path.read_text(encoding="utf-8"))["fix"]["rewrite"]["template"]
+    rocm_mode = re.match(r'\("([^"]+)" if \$\{import:torch\}\.version\.hip else', template)
+    assert rocm_mode, template
+    assert compile_mode(mode) == rocm_mode.group(1)
 
 
 def _capture_compile(monkeypatch):
@@ -121,31 +142,26 @@ def test_inductor_defaults_noop_off_rocm():
                       ic.max_autotune_gemm_backends)
 
 
-def test_inductor_defaults_on_rocm(monkeypatch, fake_rocm):
+def test_inductor_defaults_on_rocm(fake_rocm):
     import torch._inductor.config as ic
 
-    monkeypatch.setattr(ic.triton, "cudagraphs", True)
-    monkeypatch.setattr(ic.triton, "cudagraph_trees", True)
-    monkeypatch.setattr(ic, "memory_planning", True)
-    monkeypatch.setattr(ic, "max_autotune_gemm_backends", "ATEN,TRITON")
-    changed = apply_inductor_rocm_defaults()
-    assert changed == {"triton.cudagraphs": False, "triton.cudagraph_trees": False,
-                       "memory_planning": False, "max_autotune_gemm_backends": "ATEN"}
-    assert ic.triton.cudagraphs is False and ic.memory_planning is False
-    assert apply_inductor_rocm_defaults() == {}  # idempotent
-    monkeypatch.setattr(ic, "max_autotune_gemm_backends", "ATEN,TRITON")
-    assert apply_inductor_rocm_defaults(aten_gemm=False) == {}
+    # The config module's own patch(): monkeypatch's undo on its sub-config
+    # proxy leaves "triton.cudagraphs" hidden, and Dynamo reads it later.
+    with ic.patch({"triton.cudagraphs": True, "triton.cudagraph_trees": True,
+                   "memory_planning": True, "max_autotune_gemm_backends": "ATEN,TRITON"}):
+        changed = apply_inductor_rocm_defaults()
+        assert changed == {"triton.cudagraphs": False, "triton.cudagraph_trees": False,
+                           "memory_planning": False, "max_autotune_gemm_backends": "ATEN"}
+        assert ic.triton.cudagraphs is False and ic.memory_planning is False
+        assert apply_inductor_rocm_defaults() == {}  # idempotent
+        ic.max_autotune_gemm_backends = "ATEN,TRITON"
+        assert apply_inductor_rocm_defaults(aten_gemm=False) == {}
+    assert ic.triton.cudagraphs is False  # restored, and still readable
 
 
 # --- allocator ------------------------------------------------------------------
 
-@pytest.fixture(params=[False, True], ids=["torch<2.9", "torch>=2.9"])
-def new_api(request, monkeypatch):
-    monkeypatch.setattr(config, "_torch_at_least", lambda major, minor: request.param)
-    return request.param
-
-
-def test_allocator_noop_off_rocm_without_arguments(new_api):
+def test_allocator_noop_off_rocm_without_arguments():
     env = {"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:512,garbage_collection_threshold:0.6"}
     assert configure_allocator(environ=env) == env["PYTORCH_CUDA_ALLOC_CONF"]
     assert env == {"PYTORCH_CUDA_ALLOC_CONF":
@@ -154,37 +170,68 @@ def test_allocator_noop_off_rocm_without_arguments(new_api):
     assert configure_allocator(environ=empty) == "" and empty == {}
 
 
-def test_allocator_off_rocm_sets_exactly_what_is_asked(new_api):
+def test_allocator_off_rocm_sets_exactly_what_is_asked():
     env = {"PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.6"}
     text = configure_allocator(max_split_size_mb=512, environ=env)
     assert text == "garbage_collection_threshold:0.6,max_split_size_mb:512"
-    assert env["PYTORCH_CUDA_ALLOC_CONF"] == text
+    assert env == {"PYTORCH_CUDA_ALLOC_CONF": text}
+    # PYTORCH_CUDA_ALLOC_CONF is read by every version (on 2.9.1 the only one
+    # read for expandable_segments, pytorch/pytorch#183387).
     fresh: dict[str, str] = {}
     configure_allocator(expandable_segments=True, environ=fresh)
-    name = "PYTORCH_ALLOC_CONF" if new_api else "PYTORCH_CUDA_ALLOC_CONF"
-    assert fresh == {name: "expandable_segments:True"}
+    assert fresh == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
 
 
-def test_allocator_on_rocm_drops_max_split(new_api, fake_rocm):
+def test_allocator_keeps_every_reader_in_agreement():
+    # torch >= 2.9 reads PYTORCH_ALLOC_CONF first for the generic keys; the
+    # CUDA-only keys come from PYTORCH_CUDA_ALLOC_CONF first.  Both get the
+    # same merged settings, PYTORCH_ALLOC_CONF's values winning.
+    env = {"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.7",
+           "PYTORCH_CUDA_ALLOC_CONF": "backend:native,garbage_collection_threshold:0.6"}
+    text = configure_allocator(expandable_segments=True, environ=env)
+    assert text == "garbage_collection_threshold:0.7,backend:native,expandable_segments:True"
+    assert env == {"PYTORCH_ALLOC_CONF": text, "PYTORCH_CUDA_ALLOC_CONF": text}
+    only_new = {"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.7"}
+    configure_allocator(expandable_segments=False, environ=only_new)
+    assert only_new["PYTORCH_CUDA_ALLOC_CONF"] == only_new["PYTORCH_ALLOC_CONF"] == \
+        "garbage_collection_threshold:0.7,expandable_segments:False"
+
+
+def test_allocator_on_rocm_keeps_max_split(fake_rocm):
+    # The allocator reads max_split_size_mb on ROCm builds (no ROCm branch in
+    # c10's parser): it is kept, and written when asked for.
     env = {"PYTORCH_CUDA_ALLOC_CONF": "max_split_size_mb:512,garbage_collection_threshold:0.6",
            "PYTORCH_HIP_ALLOC_CONF": "max_split_size_mb:128,roundup_power2_divisions:4"}
-    with pytest.warns(RuntimeWarning, match="max_split_size_mb"):
+    with pytest.warns(RuntimeWarning, match="zeroed data"):
         text = configure_allocator(max_split_size_mb=256, environ=env)
-    assert "max_split_size_mb" not in text
-    assert text == ("garbage_collection_threshold:0.6,roundup_power2_divisions:4,"
-                    "expandable_segments:True")
+    assert text == ("max_split_size_mb:256,garbage_collection_threshold:0.6,"
+                    "roundup_power2_divisions:4,expandable_segments:True")
     assert env["PYTORCH_CUDA_ALLOC_CONF"] == text and env["PYTORCH_HIP_ALLOC_CONF"] == text
     assert "PYTORCH_ALLOC_CONF" not in env
 
 
-def test_allocator_on_rocm_defaults(new_api, fake_rocm):
+def test_allocator_on_rocm_defaults_say_what_they_wrote(fake_rocm):
     env: dict[str, str] = {}
-    assert configure_allocator(environ=env) == "expandable_segments:True"
-    name = "PYTORCH_ALLOC_CONF" if new_api else "PYTORCH_CUDA_ALLOC_CONF"
-    assert env == {name: "expandable_segments:True"}
+    with pytest.warns(RuntimeWarning) as record:
+        assert configure_allocator(environ=env) == "expandable_segments:True"
+    assert env == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+    message = str(record[0].message)
+    assert "'expandable_segments:True' to PYTORCH_CUDA_ALLOC_CONF" in message
+    assert "legacy-rocm-build#6603" in message and "7.0" in message
     env = {"PYTORCH_ALLOC_CONF": "expandable_segments:True,pinned_use_host_register:True"}
-    assert configure_allocator(environ=env, expandable_segments=False) == \
-        "pinned_use_host_register:True"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert configure_allocator(environ=env, expandable_segments=False) == \
+            "expandable_segments:False,pinned_use_host_register:True"
+    assert env["PYTORCH_CUDA_ALLOC_CONF"] == env["PYTORCH_ALLOC_CONF"]
+
+
+def test_allocator_on_rocm_leaves_the_users_choice(fake_rocm):
+    env = {"PYTORCH_HIP_ALLOC_CONF": "expandable_segments:False"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert configure_allocator(environ=env) == "expandable_segments:False"
+    assert env == {"PYTORCH_HIP_ALLOC_CONF": "expandable_segments:False"}
 
 
 def test_allocator_writes_process_environment(monkeypatch, fake_rocm):
@@ -195,7 +242,7 @@ def test_allocator_writes_process_environment(monkeypatch, fake_rocm):
         configure_allocator()
     import os
 
-    assert os.environ["PYTORCH_CUDA_ALLOC_CONF"] == "expandable_segments:True"
+    assert os.environ["PYTORCH_CUDA_ALLOC_CONF"] == "max_split_size_mb:64,expandable_segments:True"
 
 
 @pytest.mark.parametrize("rocm", [False, True], ids=["off ROCm", "ROCm"])

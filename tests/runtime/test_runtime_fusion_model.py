@@ -34,7 +34,7 @@ def test_hf_models(label, dtype):
     with torch.no_grad():
         before = model(ids).logits
         tokens = model.generate(ids[:1], max_new_tokens=8, do_sample=False, pad_token_id=0)
-    report = fuse_model(model)
+    report = fuse_model(model, force=True)
     assert report == {"mlp": 2, "qkv": 2, "skipped": []}
     layer = model.model.layers[0]
     assert isinstance(layer.mlp, FusedGatedMLP)
@@ -80,7 +80,7 @@ def test_plain_modules_and_what_is_left_alone():
     x = torch.randn(3, 16)
     with torch.no_grad():
         before = model(x)
-    report = fuse_model(model)
+    report = fuse_model(model, force=True)
     assert report["mlp"] == 2
     assert report["skipped"] == ["1 (gated MLP)", "2 (gated MLP)"]
     assert isinstance(model[0], FusedGatedMLP) and isinstance(model[3], FusedGatedMLP)
@@ -109,7 +109,7 @@ def test_qkv_slices_in_any_calling_pattern():
         expected_self = module(x)
         expected_cross = module(x, other)
         expected_v_first = module.v_proj(x)
-    assert fuse_model(module) == {"mlp": 0, "qkv": 1, "skipped": []}
+    assert fuse_model(module, force=True) == {"mlp": 0, "qkv": 1, "skipped": []}
     with torch.no_grad():
         for got, want in zip(module(x), expected_self):
             torch.testing.assert_close(got, want)
@@ -122,8 +122,32 @@ def test_qkv_slices_in_any_calling_pattern():
 def test_fused_model_trains():
     torch.manual_seed(0)
     model = nn.Sequential(PlainMLP(nn.SiLU()), Attn())
-    fuse_model(model)
+    fuse_model(model, force=True)
     q, k, v = model(torch.randn(4, 16))
     (q.sum() + k.sum() + v.sum()).backward()
     assert all(p.grad is not None and torch.isfinite(p.grad).all()
                for p in model.parameters() if p.requires_grad)
+
+
+def _llama(dtype=torch.bfloat16):
+    torch.manual_seed(0)
+    config = CONFIGS["llama (SiLU)"]()
+    return transformers.AutoModelForCausalLM.from_config(config).to(dtype).eval()
+
+
+def test_off_rocm_the_model_is_left_alone_unless_asked():
+    model = _llama()
+    modules = dict(model.named_modules())
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    assert fuse_model(model) == {"mlp": 0, "qkv": 0, "skipped": []}
+    assert dict(model.named_modules()) == modules
+    after = model.state_dict()
+    assert after.keys() == state.keys()
+    assert all(torch.equal(after[k], state[k]) for k in state)
+    assert not any(isinstance(m, (FusedGatedMLP, ProjectionSlice)) for m in model.modules())
+
+
+def test_on_rocm_it_fuses_by_default(fake_rocm):
+    model = _llama()
+    assert fuse_model(model) == {"mlp": 2, "qkv": 2, "skipped": []}
+    assert isinstance(model.model.layers[0].mlp, FusedGatedMLP)

@@ -87,7 +87,8 @@ def test_device_info_reports_the_target(monkeypatch):
     import torch
 
     props = types.SimpleNamespace(name="AMD Instinct MI300X", gcnArchName="gfx942:sramecc+:xnack-",
-                                  total_memory=192 * 2**30, major=9, minor=4)
+                                  total_memory=192 * 2**30, major=9, minor=4,
+                                  multi_processor_count=304)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
@@ -98,9 +99,39 @@ def test_device_info_reports_the_target(monkeypatch):
     info = device_info()
     assert info["target"] == targets.target("gfx942").as_dict()
     assert info["target"]["family"] == "CDNA3" and info["target"]["fp8"] == "fnuz"
+    assert info["compute_units"] == 304 and info["product"] == "Instinct MI300X"
+    assert info["product_compute_units"] == 304
+    assert info["target"]["default_precision"] == "bf16"
     props.gcnArchName = "gfx1036"  # not in the table
     assert device_info()["target"] is None
 
 
 def test_no_target_off_amd():
     assert device_info()["target"] is None or device_info()["vendor"] == "amd"
+
+
+@pytest.mark.parametrize("name,precision", [
+    ("gfx950", "bf16"), ("gfx942", "bf16"), ("gfx90a", "bf16"), ("gfx908", "fp16"),
+    ("gfx906", "fp16"), ("gfx1201", "bf16"), ("gfx1100", "bf16"), ("gfx1030", "fp16"),
+])
+def test_default_precision_per_family(name, precision):
+    assert targets.target(name).default_precision == precision
+
+
+def test_compute_units_per_product():
+    for name in targets.known_targets():
+        entry = targets.target(name)
+        assert len(entry.compute_units) == len(entry.products)
+        assert all(cu is None or 8 <= cu <= 320 for cu in entry.compute_units)
+    mi300 = targets.target("gfx942")
+    assert mi300.compute_units_of("AMD Instinct MI300X") == 304
+    assert mi300.compute_units_of("AMD Instinct MI300A") == 228
+    assert mi300.compute_units_of("AMD Instinct MI308X") is None
+    rdna3 = targets.target("gfx1100")
+    # The longest product name wins: "RX 7900 XT" is part of "RX 7900 XTX".
+    assert rdna3.product_for("AMD Radeon RX 7900 XTX") == "Radeon RX 7900 XTX"
+    assert rdna3.compute_units_of("AMD Radeon RX 7900 XT") == 84
+    assert targets.target("gfx1101").compute_units_of("Radeon RX 7700") is None
+    data = targets.target("gfx90a").as_dict()
+    assert data["compute_units"] == {"Instinct MI210": 104, "Instinct MI250": 208,
+                                     "Instinct MI250X": 220}
