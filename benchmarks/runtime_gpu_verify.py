@@ -18,8 +18,8 @@ Sections:
    ``dynamic=True`` shapes, sequence lengths that vary, against the same call
    uncompiled; graph breaks without ``fullgraph``;
 3. graph capture: whether the GPU generator refuses its state during capture,
-   and a first ``torch.compile`` call inside ``torch.cuda.graph`` with and
-   without ``patch_dynamo_rng_for_graph_capture`` (each in a fresh process);
+   and a first ``torch.compile`` call inside ``torch.cuda.graph`` (each in a
+   fresh process): whether the porting guide's Dynamo RNG patch is needed;
 4. decode: a Llama-3.1-8B-shaped model with random weights, "sdpa", "rocm" and
    "sdpa" again in rotating order: whole ``generate`` runs and single decode
    steps with a KV cache, paired differences per round with a bootstrap 95%
@@ -212,8 +212,6 @@ if what == "get_rng_state":
     except Exception as exc:
         print("RESULT refused:", type(exc).__name__, str(exc).splitlines()[0][:100])
     sys.exit(0)
-if what == "patched":
-    rt.patch_dynamo_rng_for_graph_capture()
 f = torch.compile(lambda t: torch.sin(t) * 2 + 1, backend="aot_eager")
 g = torch.cuda.CUDAGraph()
 try:
@@ -232,7 +230,7 @@ def capture_section(dev):
     if dev.type != "cuda":
         return [("graph capture", "needs a GPU")]
     rows = []
-    for what in ("get_rng_state", "unpatched", "patched"):
+    for what in ("get_rng_state", "compiled inside capture"):
         code = CAPTURE_CODE.format(root=str(REPO_ROOT), what=what)
         proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
                               capture_output=True, text=True, timeout=240)

@@ -29,7 +29,7 @@ Names and the checks that point to them:
   ``set_tf32``, ``set_cudnn_benchmark`` (ungated TF32/cuDNN flags),
   ``apply_inductor_rocm_defaults`` (inductor CUDA graphs / memory planning)
 - ``verify`` (the porting guide's phase 8: a port checked numerically against the
-  CPU or float64), ``patch_dynamo_rng_for_graph_capture`` (its phase 7)
+  CPU or float64)
 - ``python -m rocmlint.runtime`` (``doctor.main``): the run-time report
 """
 
@@ -71,7 +71,6 @@ _LAZY = {
     "apply_inductor_rocm_defaults": "config",
     "verify": "verification",
     "VerifyResult": "verification",
-    "patch_dynamo_rng_for_graph_capture": "verification",
 }
 
 __all__ = [

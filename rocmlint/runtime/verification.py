@@ -19,8 +19,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-__all__ = ["verify", "VerifyResult", "Comparison", "VerificationError", "TOLERANCES",
-           "patch_dynamo_rng_for_graph_capture"]
+__all__ = ["verify", "VerifyResult", "Comparison", "VerificationError", "TOLERANCES"]
 
 #: Default (rtol, atol) per dtype of the device run.  bf16/fp16: the porting
 #: guide's 5e-2; float32: 1e-4 (the tolerance the runtime's own tier tests
@@ -268,57 +267,3 @@ def verify(
     if raise_on_failure:
         result.raise_if_failed()
     return result
-
-
-# --------------------------------------------------------------------------
-# torch.compile and CUDA/HIP graph capture
-# --------------------------------------------------------------------------
-#
-# torch 2.13's Dynamo saves and restores the GPU RNG state around every frame
-# it compiles (torch/_dynamo/convert_frame.py: ``torch.cuda.get_rng_state()``
-# before tracing, ``torch.cuda.set_rng_state(...)`` after it) and in
-# ``preserve_rng_state`` / ``checkpoint_params`` (torch/_dynamo/utils.py).  A
-# compilation that happens while a stream is being captured (a recompilation
-# inside ``torch.cuda.graph(...)``) thus reads the generator's state during
-# capture, which the CUDA/HIP generator refuses.  The patch answers those two
-# calls during capture only: the state read is a stand-in, and restoring a
-# stand-in changes nothing (tracing draws no GPU random numbers).  Outside
-# capture both functions are PyTorch's own.
-
-_PATCH_FLAG = "_rocmlint_capture_safe"
-_STAND_IN_FLAG = "_rocmlint_rng_stand_in"
-
-
-def patch_dynamo_rng_for_graph_capture() -> bool:
-    """Make ``torch.cuda.get_rng_state`` / ``set_rng_state`` safe to call
-    while a stream is being captured, as torch.compile does around every frame
-    it compiles.  Outside capture they are unchanged.  Returns True when the
-    patch was applied now, False when it already was (idempotent)."""
-    cuda = torch.cuda
-    if getattr(cuda.get_rng_state, _PATCH_FLAG, False):
-        return False
-    original_get = cuda.get_rng_state
-    original_set = cuda.set_rng_state
-
-    def get_rng_state(device: Any = "cuda") -> torch.Tensor:
-        if cuda.is_available() and cuda.is_current_stream_capturing():
-            stand_in = torch.empty(0, dtype=torch.uint8)
-            setattr(stand_in, _STAND_IN_FLAG, True)
-            return stand_in
-        return original_get(device)
-
-    def set_rng_state(new_state: torch.Tensor, device: Any = "cuda") -> None:
-        if getattr(new_state, _STAND_IN_FLAG, False):
-            return None
-        return original_set(new_state, device)
-
-    for new, old in ((get_rng_state, original_get), (set_rng_state, original_set)):
-        new.__doc__ = old.__doc__
-        new.__wrapped__ = old  # type: ignore[attr-defined]
-        setattr(new, _PATCH_FLAG, True)
-    cuda.get_rng_state = get_rng_state
-    cuda.set_rng_state = set_rng_state
-    if getattr(cuda, "random", None) is not None:
-        cuda.random.get_rng_state = get_rng_state
-        cuda.random.set_rng_state = set_rng_state
-    return True

@@ -1,5 +1,4 @@
-"""verify(): a port checked forward and backward against the CPU or float64,
-and the RNG-state patch for compiling during graph capture."""
+"""verify(): a port checked forward and backward against the CPU or float64."""
 
 from __future__ import annotations
 
@@ -123,73 +122,3 @@ def test_on_the_gpu_against_the_cpu():
     model = _mlp(torch.bfloat16).cuda()
     result = verify(model, torch.randn(8, 16, device="cuda").bfloat16(), reference="float64")
     assert result.device.startswith("cuda") and result.passed, str(result)
-
-
-# --------------------------------------------------------------------------
-# RNG state during graph capture
-# --------------------------------------------------------------------------
-
-
-@pytest.fixture
-def capture(monkeypatch):
-    """A GPU stream 'being captured': the generator refuses its state, as the
-    CUDA/HIP generator does during capture."""
-    state = {"capturing": False, "reads": 0, "writes": []}
-
-    def original_get(device="cuda"):
-        if state["capturing"]:
-            raise RuntimeError("Cannot read the generator state during graph capture")
-        state["reads"] += 1
-        return torch.tensor([7], dtype=torch.uint8)
-
-    def original_set(new_state, device="cuda"):
-        if state["capturing"]:
-            raise RuntimeError("Cannot set the generator state during graph capture")
-        state["writes"].append(new_state)
-
-    monkeypatch.setattr(torch.cuda, "get_rng_state", original_get)
-    monkeypatch.setattr(torch.cuda, "set_rng_state", original_set)
-    monkeypatch.setattr(torch.cuda.random, "get_rng_state", original_get)
-    monkeypatch.setattr(torch.cuda.random, "set_rng_state", original_set)
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing",
-                        lambda: state["capturing"])
-    return state
-
-
-def test_rng_patch_answers_only_during_capture(capture):
-    assert verify_module.patch_dynamo_rng_for_graph_capture() is True
-    assert verify_module.patch_dynamo_rng_for_graph_capture() is False   # once
-    # Outside capture: PyTorch's own functions.
-    assert torch.equal(torch.cuda.get_rng_state(), torch.tensor([7], dtype=torch.uint8))
-    assert capture["reads"] == 1
-    real = torch.tensor([3], dtype=torch.uint8)
-    torch.cuda.set_rng_state(real)
-    assert capture["writes"] == [real]
-    # During capture: what Dynamo does around a frame it compiles works.
-    capture["capturing"] = True
-    saved = torch.cuda.get_rng_state()
-    torch.cuda.set_rng_state(saved)
-    assert capture["reads"] == 1 and capture["writes"] == [real]
-    # A real state is still refused during capture, as before.
-    with pytest.raises(RuntimeError, match="during graph capture"):
-        torch.cuda.set_rng_state(real)
-
-
-def test_rng_patch_names_the_same_functions_in_torch_cuda_random(capture):
-    verify_module.patch_dynamo_rng_for_graph_capture()
-    assert torch.cuda.random.get_rng_state is torch.cuda.get_rng_state
-    assert torch.cuda.random.set_rng_state is torch.cuda.set_rng_state
-
-
-def test_dynamo_still_saves_the_gpu_rng_state_around_each_frame():
-    # The reason for the patch, read from the installed PyTorch: if this ever
-    # fails, Dynamo no longer calls these during compilation and the patch
-    # can go.
-    import inspect
-
-    import torch._dynamo.convert_frame as convert_frame
-
-    source = inspect.getsource(convert_frame)
-    assert "torch.cuda.get_rng_state()" in source
-    assert "torch.cuda.set_rng_state(" in source
