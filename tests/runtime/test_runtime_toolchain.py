@@ -126,6 +126,10 @@ class FakeMachine:
         monkeypatch.setattr(doctor, "SYS_ROOT", str(root))
         monkeypatch.setattr(doctor._device, "device_info", lambda: self.info)
         monkeypatch.setattr(doctor, "_spec_exists", lambda name: False)
+        # The PyTorch running these tests may see a GPU of its own machine (an NVIDIA one on
+        # the GPU host): the fake machine's PyTorch answers nothing about memory or units.
+        monkeypatch.setattr(toolchain, "torch_memory", lambda: [])
+        monkeypatch.setattr(toolchain, "torch_compute_units", lambda: [])
         node = root / "sys/class/kfd/kfd/topology/nodes/1"
         node.mkdir(parents=True)
         (node / "properties").write_text("simd_count 1216\ngfx_target_version 90402\n")
