@@ -486,6 +486,20 @@ def _cmake_entry(path: str) -> str:
     return entry or path
 
 
+def _within_budget(walk):
+    """What a build reader's walk found, or None (unknown: no hit is gated on it) where it did
+    not finish, was cut short by a cap or raised on input it cannot read (rocmlint.build.budget).
+    Each file of the per-file pass has a budget of its own."""
+    from rocmlint.build.budget import OutOfBudget, WorkBudget
+
+    budget = WorkBudget()
+    try:
+        facts = walk(budget)
+    except (OutOfBudget, RecursionError, ValueError):
+        return None
+    return None if budget.limits else facts
+
+
 _CMAKE_WALKS: dict[tuple, object] = {}
 
 
@@ -507,10 +521,7 @@ def _cmake_walk(entry: str, path: str, text: str):
             return text
         return files.opened_text(name)
 
-    try:
-        facts = read_cmake(os.path.dirname(entry), [entry], read)
-    except (RecursionError, ValueError):
-        facts = None
+    facts = _within_budget(lambda budget: read_cmake(os.path.dirname(entry), [entry], read, None, budget))
     if len(_CMAKE_WALKS) > 64:
         _CMAKE_WALKS.clear()
     _CMAKE_WALKS[key] = facts
@@ -536,10 +547,7 @@ def makefile_view(view: BuildView, source) -> None:
     from rocmlint.build.makefile import read_makefile
 
     path = os.path.abspath(source.path)
-    try:
-        facts = read_makefile(path, os.path.dirname(path), source.text)
-    except (RecursionError, ValueError):
-        facts = None
+    facts = _within_budget(lambda budget: read_makefile(path, os.path.dirname(path), source.text, None, budget))
     logical_start = 1
     continued = False
     vendored = _vendored_reason(path)
@@ -563,6 +571,7 @@ def makefile_view(view: BuildView, source) -> None:
 
 
 def setup_py_view(view: BuildView, source) -> None:
+    from rocmlint.build import BuildFacts
     from rocmlint.build.setup_py import read_setup_py
 
     try:
@@ -570,7 +579,7 @@ def setup_py_view(view: BuildView, source) -> None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     path = os.path.abspath(source.path)
-    facts = read_setup_py(path, os.path.dirname(path), source.text)
+    facts = _within_budget(lambda budget: read_setup_py(path, os.path.dirname(path), source.text, None, budget)) or BuildFacts()
     parents: dict[int, ast.AST] = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):

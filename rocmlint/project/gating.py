@@ -59,7 +59,7 @@ def apply_project_model(
             continue
         model = models.get(root)
         if model is None:
-            model = models[root] = build_model(root, overrides, known)
+            model = models[root] = build_model(root, overrides, known, config.max_file_size)
             problems.extend(Problem(p.split(":", 1)[0], "build file " + p.split(": ", 1)[-1]) for p in model.problems)
         file_gate = model.file_gate(absolute) or model.nvidia_library_gate(absolute)
         if file_gate is None and model.verdict(absolute).compiled_for not in ("rocm", "both"):
