@@ -214,18 +214,20 @@ def _library_directories(model: ProjectModel, facts: BuildFacts, sources: list[s
 
 
 def build_model(
-    root: str, overrides: Overrides | None = None, known: dict | None = None, build_file_size_limit: int = 0
+    root: str, overrides: Overrides | None = None, known: dict | None = None, build_file_size_limit: int = 0,
+    budget: WorkBudget | None = None,
 ) -> ProjectModel:
     """Read a project's build files and C/C++ directives (see the module docstring). `known`:
     directives of files the scan has already read (absolute path -> FileDirectives).
     `build_file_size_limit`: a larger build file is not read (the per-file pass's
-    max-file-size; 0: no limit but the project pass's own)."""
+    max-file-size; 0: no limit but the project pass's own). `budget`: the work the build
+    readers may do (rocmlint.build.budget; a new one of PROJECT_STEPS by default)."""
     root = os.path.abspath(root)
     model = ProjectModel(root)
     model.files = files = ProjectFiles(root)
     model.vendored = {path: "a git submodule" for path in _submodules(root, files)}
     build_files, sources, python_files = _walk(root)
-    budget = WorkBudget()
+    budget = budget if budget is not None else WorkBudget()
     facts, model.has_rocm_side = _read_build(
         root, build_files, model.problems, lambda path: vendored_directory(model, path) is not None, files, budget,
         build_file_size_limit,
