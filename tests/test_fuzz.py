@@ -351,7 +351,7 @@ def tampered_entry(draw):
 
 
 def _kept_entry():
-    from rocmlint.findings import Edit, Finding, Fix, Problem
+    from rocmlint.findings import Edit, Finding, Fix
 
     finding = Finding(
         "a.cu", "ROCM003", "message", "warning", 2, 4, 2, 30, Fix("title", "safe", (Edit(10, 20, "new", 2, 4, 2, 14),)),
