@@ -203,3 +203,15 @@ def test_a_one_megabyte_makefile_line_is_read_in_linear_time(tmp_path, shape):
     facts = read_makefile(str(tmp_path / "Makefile"), str(tmp_path), "A = a.cu\n" + line + "\n")
     assert time.perf_counter() - started < 25
     assert facts.files_read == [str(tmp_path / "Makefile")]
+
+
+def test_an_included_file_over_the_size_limit_cuts_the_walk_short(tmp_path):
+    padding = "# " + "x" * 98 + "\n"
+    files = {"CMakeLists.txt": CMAKE_HEAD + "include(big.cmake)\n", "big.cmake": "set(X 1)\n" + padding * 12_000}
+    _write(tmp_path, {**files, "kernel.cu": KERNEL, "kernel.hip": "// hip\n"})
+    document, _ = _scan(tmp_path)
+    assert _notes(document, "CMakeLists.txt") == [
+        "build file not fully read: big.cmake not read: 1212009 bytes is over the size limit of 1048576 bytes "
+        "(max-file-size); what it builds is unknown"
+    ]
+    assert _reported(document) == {"kernel.cu"}

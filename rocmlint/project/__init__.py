@@ -103,13 +103,22 @@ def _read_build(
     budget = budget if budget is not None else WorkBudget()
     limit = min(PROJECT_FILE_LIMIT, size_limit) if size_limit else PROJECT_FILE_LIMIT
 
+    too_large: dict[str, str] = {}
+
     def text_of(path: str) -> str | None:
         if path not in texts:
             texts[path] = files.text(path, limit)
+            why = _too_large(path, limit) if texts[path] is None else None
+            if why:
+                too_large[path] = why
+        if path in too_large:
+            # An included file over the limit: the walk that needs it is cut short.
+            budget.limit(f"{os.path.relpath(path, root)} not read: {too_large[path]}")
         return texts[path]
 
     def read(path: str) -> None:
         name = os.path.basename(path)
+        budget.take_limits()  # only what this file's walk meets counts for it
         text = text_of(path)
         if text is None:
             why = files.refused.get(path) or _too_large(path, limit)
