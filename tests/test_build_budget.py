@@ -215,3 +215,19 @@ def test_an_included_file_over_the_size_limit_cuts_the_walk_short(tmp_path):
         "(max-file-size); what it builds is unknown"
     ]
     assert _reported(document) == {"kernel.cu"}
+
+
+@pytest.mark.parametrize("with_kernel", [False, True])
+def test_the_per_file_pass_says_so_too_and_once(tmp_path, with_kernel):
+    # The build-file checks walk the build too (ROCM301 reads the CMake file): without a C/C++
+    # hit there is no project pass, and the per-file pass says the build was not fully read;
+    # with one, both passes meet the same cap and it is said once.
+    text = ADVERSARIAL["cmake_string_bomb"][1] + "set(CMAKE_CUDA_ARCHITECTURES 80)\n"
+    files = {"CMakeLists.txt": text, **({"kernel.cu": KERNEL, "kernel.hip": "// hip\n"} if with_kernel else {})}
+    _write(tmp_path, files)
+    document, _ = _scan(tmp_path)
+    assert _notes(document, "CMakeLists.txt") == [
+        "build file not fully read: a value longer than 1,048,576 characters in CMakeLists.txt; what it builds is unknown"
+    ]
+    assert [f["code"] for f in document["findings"] if f["path"].endswith("CMakeLists.txt")] == ["ROCM301"]
+    assert _reported(document) == ({"kernel.cu"} if with_kernel else set())
