@@ -228,6 +228,11 @@ def check_source(
                 raise
             # One check's bug must not cost the other checks' findings in this file.
             problems.append(Problem(source.path, f"internal error in {check.id}: {type(exc).__name__}: {exc}", internal=True))
+    # A build file whose build the checks walked and could not fully read (only where one of
+    # them asked for the file's build view: a cached property, built at most once).
+    view = source.__dict__.get("build_view")
+    if view is not None and view.not_fully_read:
+        problems.append(Problem(source.path, f"build file not fully read: {view.not_fully_read}; what it builds is unknown"))
     findings.sort(key=Finding.sort_key)
     return findings, problems
 

@@ -7,6 +7,12 @@ escapes; each file is checked in bounded time; every SARIF document validates; a
 cannot be analysed is reported; every safe fix leaves a file that parses and no longer has
 that finding.
 
+Two more inputs: build files made of blocks that recurse, loop, double values and include
+each other (CMake, Makefile, setup.py), read by the project pass in bounded time and memory,
+and gating nothing where the reading was cut short; and kept results with fields replaced by
+any JSON value, removed or added to, which are misses or well-formed results every report
+renders.
+
 CI runs a small number of cases per property. A longer run:
 
     ROCMLINT_FUZZ_EXAMPLES=2000 python -m pytest tests/test_fuzz.py -q
@@ -378,3 +384,201 @@ def test_compiled_attention_matches_float64_reference(case):
         out.sum().backward()
         for t in (q, k, v):
             assert t.grad is not None and torch.isfinite(t.grad).all()
+
+
+# --- adversarial build files: the project pass within its budget -------------------------------
+
+KERNEL = "__global__ void k(float v) { v = __shfl_xor_sync(0xffffffff, v, 1); }\n"
+# Each project's build compiles kernel.hip for ROCm and kernel.cu for CUDA only, then runs the
+# drawn blocks: read whole, kernel.cu is CUDA-only; cut short, it is unknown.
+BUILD_HEADS = {
+    "CMakeLists.txt": "project(p LANGUAGES CXX HIP)\nif(USE_ROCM)\n  add_library(a kernel.hip)\nelse()\n  add_library(b kernel.cu)\nendif()\n",
+    "Makefile": "ifdef USE_ROCM\nall: kernel.hip\nelse\nall: kernel.cu\nendif\n",
+    "setup.py": "import os\nfrom setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                "if os.environ.get('USE_ROCM'):\n    sources = ['kernel.hip']\nelse:\n    sources = ['kernel.cu']\n"
+                "setup(name='p', ext_modules=[CUDAExtension('p', sources)])\n",
+}
+# Steps for one drawn project: small, so that a case that exhausts it ends in well under a second.
+FUZZ_STEPS = 20_000
+
+
+@st.composite
+def adversarial_build(draw):
+    """(build file name, {path: text}): a build file made of blocks that recurse, loop, double
+    values or include each other, each drawn with its own size."""
+    name = draw(st.sampled_from(sorted(BUILD_HEADS)))
+    files: dict[str, str] = {}
+    blocks = []
+    for index in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from({
+            "CMakeLists.txt": ["recursion", "mutual", "foreach", "string", "list", "append", "replace", "include", "plain"],
+            "Makefile": ["immediate", "recursive", "append", "long-line", "plain"],
+            "setup.py": ["concat", "list", "fstring", "function", "plain"],
+        }[name]))
+        n = draw(st.integers(0, 45))
+        f = f"f{index}"
+        if kind == "recursion":
+            calls = draw(st.integers(1, 3))
+            blocks.append(f"function({f} n)\n" + f"  {f}(${{n}})\n" * calls + f"endfunction()\n{f}(1)\n")
+        elif kind == "mutual":
+            blocks.append(f"function({f} n)\n  {f}b(${{n}})\n  {f}b(${{n}})\nendfunction()\n"
+                          f"function({f}b n)\n  {f}(${{n}})\nendfunction()\n{f}(1)\n")
+        elif kind == "foreach":
+            depth, size = draw(st.integers(1, 4)), draw(st.integers(0, 80))
+            blocks.append("".join(f"foreach(i{d} RANGE {size})\n" for d in range(depth)) + f"set(X{index} ${{i0}})\n" + "endforeach()\n" * depth)
+        elif kind == "string":
+            blocks.append(f'set(S{index} "x")\n' + f'set(S{index} "${{S{index}}}${{S{index}}}")\n' * n)
+        elif kind == "list":
+            blocks.append(f"set(L{index} x)\n" + f"set(L{index} ${{L{index}}} ${{L{index}}})\n" * n)
+        elif kind == "append":
+            blocks.append(f"set(A{index} a.cu)\n" + f"list(APPEND A{index} ${{A{index}}})\n" * n)
+        elif kind == "replace":
+            blocks.append(f'set(R{index} "xx")\n' + f'string(REPLACE "x" "xxxx" R{index} "${{R{index}}}")\n' * n)
+        elif kind == "include":
+            guard = draw(st.booleans())
+            files[f"c{index}.cmake"] = ("include_guard()\n" if guard else "") + f"include(d{index}.cmake)\n"
+            files[f"d{index}.cmake"] = f"include(c{index}.cmake)\n"
+            blocks.append(f"include(c{index}.cmake)\n")
+        elif kind == "immediate":
+            blocks.append(f"M{index} := x\n" + f"M{index} := $(M{index})$(M{index})\n" * n)
+        elif kind == "recursive":
+            blocks.append(f"W{index} = y\n" + f"W{index} := $(W{index}) $(W{index})\n" * n)
+        elif kind == "append" and name == "Makefile":
+            blocks.append(f"P{index} = a.cu\n" + f"P{index} += $(P{index})\n" * n)
+        elif kind == "long-line":
+            blocks.append(f"Q{index} = " + "$(P0) x.cu " * draw(st.integers(1, 20_000)) + "\n")
+        elif kind == "concat":
+            blocks.append(f"s{index} = 'x'\n" + f"s{index} = s{index} + s{index}\n" * n)
+        elif kind == "list" and name == "setup.py":
+            blocks.append(f"l{index} = ['x']\n" + f"l{index} = l{index} + l{index}\n" * n)
+        elif kind == "fstring":
+            blocks.append(f"t{index} = 'x'\n" + f"t{index} = f'{{t{index}}}{{t{index}}}'\n" * n)
+        elif kind == "function":
+            blocks.append(f"def {f}(n):\n    return {f}(n) + {f}(n)\n{f}(1)\n")
+        else:
+            blocks.append({"CMakeLists.txt": "set(PLAIN 1)\n", "Makefile": "PLAIN = 1\n", "setup.py": "plain = 1\n"}[name])
+    files[name] = BUILD_HEADS[name] + "".join(blocks)
+    return name, files
+
+
+@FUZZ
+@given(case=adversarial_build())
+def test_adversarial_build_files_end_within_the_budget_and_gate_nothing_unread(tmp_path_factory, case):
+    import tracemalloc
+
+    from rocmlint.build.budget import WorkBudget
+    from rocmlint.project import build_model
+
+    name, files = case
+    root = tmp_path_factory.mktemp("build")
+    for path, text in {**files, "kernel.cu": KERNEL, "kernel.hip": "// hip\n"}.items():
+        (root / path).write_text(text, encoding="utf-8")
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        model = build_model(str(root), budget=WorkBudget(FUZZ_STEPS))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - started < PER_FILE_SECONDS
+    assert peak < 256 << 20, f"{peak >> 20} MiB"
+    not_read = [p for p in model.problems if os.path.basename(p.split(":", 1)[0]) == name]
+    assert all(": not fully read: " in p and p.endswith("what it builds is unknown") for p in not_read), not_read
+    verdict = model.verdict(str(root / "kernel.cu")).compiled_for
+    # Read whole, the build says kernel.cu is the CUDA build's only; cut short, nothing is said.
+    assert verdict == ("unknown" if not_read else "cuda"), (verdict, model.problems)
+
+
+# --- tampered kept results: a miss or a well-formed result, never an exception -------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+def _fields(value, where=()):
+    yield where
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _fields(item, where + (index,))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _fields(item, where + (key,))
+
+
+@st.composite
+def tampered_entry(draw):
+    """A kept result with up to three fields replaced by any JSON value, removed or added to."""
+    import copy
+
+    entry = copy.deepcopy(KEPT_ENTRY)
+    for _ in range(draw(st.integers(1, 3))):
+        fields = list(_fields(entry))
+        where = draw(st.sampled_from(fields))
+        how = draw(st.sampled_from(["replace", "remove", "add"]))
+        if not where:
+            entry = draw(JSON_VALUES)
+            continue
+        parent = entry
+        for key in where[:-1]:
+            parent = parent[key]
+        if how == "replace":
+            parent[where[-1]] = draw(JSON_VALUES)
+        elif how == "remove":
+            del parent[where[-1]]
+        elif isinstance(parent[where[-1]], list):
+            parent[where[-1]].append(draw(JSON_VALUES))
+        elif isinstance(parent[where[-1]], dict):
+            parent[where[-1]][draw(st.text(max_size=8))] = draw(JSON_VALUES)
+        if not isinstance(entry, (dict, list)):
+            break
+    return entry
+
+
+def _kept_entry():
+    from rocmlint.findings import Edit, Finding, Fix
+
+    finding = Finding(
+        "a.cu", "ROCM003", "message", "warning", 2, 4, 2, 30, Fix("title", "safe", (Edit(10, 20, "new", 2, 4, 2, 14),)),
+        gate=None, gate_fixed=False, context={2: "  __shfl_xor_sync(0xffffffff, v, 1);"},
+    )
+    return {
+        "format": 1, "questions": [],
+        "findings": [
+            [finding.path, finding.check_id, finding.message, finding.severity, finding.line, finding.col, finding.end_line,
+             finding.end_col, ["title", "safe", [[10, 20, "new", 2, 4, 2, 14]]], "a gate", True, [[2, "  __shfl(v);"]]],
+        ],
+        "problems": [["a.cu", "reason", 3, False], ["a.cu", "reason", None, False]],
+    }
+
+
+KEPT_ENTRY = _kept_entry()
+
+
+@FUZZ
+@given(entry=tampered_entry())
+def test_tampered_kept_results_are_misses_or_well_formed(tmp_path_factory, entry):
+    from rocmlint.files.result_cache import ResultCache
+    from rocmlint.findings import Finding, Problem
+
+    cache = ResultCache(tmp_path_factory.mktemp("cache"), "salt")
+    key = cache.key("a.cu", "cpp", b"data", False)
+    path = Path(cache._entry_path(key))
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(entry), encoding="utf-8")
+    kept = cache.get(key)
+    if kept is None:
+        return
+    findings, problems = kept
+    for finding in findings:
+        assert isinstance(finding, Finding)
+        assert all(type(getattr(finding, n)) is int for n in ("line", "col", "end_line", "end_col"))
+        assert all(type(getattr(finding, n)) is str for n in ("path", "check_id", "message", "severity"))
+    assert all(isinstance(p, Problem) and type(p.path) is str and type(p.reason) is str for p in problems)
+    result = ScanResult(findings=[f for f in findings if f.gate is None], gated=[f for f in findings if f.gate],
+                        problems=problems, files_scanned=1)
+    result.findings.sort(key=Finding.sort_key)
+    for fmt in ("text", "json", "sarif", "github", "gitlab", "junit"):
+        render(fmt, result, CHECKS, show_gated=True, show_skipped=True, show_fix=True)

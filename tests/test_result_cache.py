@@ -396,3 +396,102 @@ def test_a_dangling_link_in_the_cache_folder_makes_no_file_outside_it(tmp_path):
     os.symlink(tmp_path / "outside" / "tag", cache / "CACHEDIR.TAG")
     assert _guarded_scan(tree, cache) == _scan(tree)
     assert list(target.parent.iterdir()) == [] and _entries(cache)
+
+
+# --- entries of the right syntax and the wrong shape ------------------------------------------
+
+# A value of another JSON type than each kind of field holds (bool is not taken for a number).
+# None is left out where a field may be None (a gate, a fix, a problem's line).
+_WRONG = {str: [1, ["x"], {}], int: ["7", True, 1.5], bool: [1, "true", None], list: [{}, "x", 3], type(None): [[], True]}
+
+
+def _leaves(value, where=()):
+    """(path, value) of every field of a decoded entry, containers included."""
+    yield where, value
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, where + (index,))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, where + (key,))
+
+
+def _replaced(entry, where, new):
+    import copy
+
+    tampered = copy.deepcopy(entry)
+    target = tampered
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = new
+    return tampered
+
+
+def _kept_entry(tmp_path):
+    """A cache with one kept result holding every kind of field: a fix with edits, a gate, the
+    context lines, a problem with a line, and a question (with a list among its arguments)
+    whose answer still holds."""
+    from rocmlint.files.result_cache import ResultCache
+    from rocmlint.findings import Edit, Finding, Fix, Problem
+    from rocmlint.python.gates import declared_dependency
+
+    cache = ResultCache(tmp_path / "cache", "salt")
+    finding = Finding(
+        "a.py", "ROCM001", "message", "error", 3, 0, 3, 12, Fix("title", "safe", (Edit(5, 9, "new", 3, 5, 3, 9),)),
+        gate="why", gate_fixed=True, context={3: "import pynvml"},
+    )
+    problem = Problem("a.py", "reason", 3, False)
+    key = cache.key("a.py", "python", b"data", False)
+    arguments = [str(tmp_path / "a.py"), ["nvidia-ml-py", "pynvml"]]
+    questions = [["rocmlint.python.gates:declared_dependency", arguments, declared_dependency(*arguments)]]
+    cache.put(key, questions, [finding], [problem])
+    path = cache._entry_path(key)
+    entry = json.loads(Path(path).read_text())
+    assert cache.get(key) == ([finding], [problem])
+    return cache, key, path, entry, (finding, problem)
+
+
+def test_entries_whose_fields_have_another_type_are_misses(tmp_path):
+    cache, key, path, entry, (finding, problem) = _kept_entry(tmp_path)
+    tampered_fields = 0
+    for where, value in list(_leaves(entry))[1:]:
+        for new in _WRONG.get(type(value), [None]):
+            Path(path).write_text(json.dumps(_replaced(entry, where, new)))
+            if where[0] == "questions":
+                # Asked again: a miss, or the same result where the other question has the same
+                # answer (declared_dependency(None, ...) is None as well); never an exception.
+                assert cache.get(key) in (None, ([finding], [problem])), (where, new)
+            else:
+                assert cache.get(key) is None, (where, new)
+            tampered_fields += 1
+    assert tampered_fields > 100
+    Path(path).write_text(json.dumps(entry))
+    assert cache.get(key) == ([finding], [problem])
+
+
+def test_a_scan_over_entries_of_every_wrong_type_equals_a_cold_scan(tmp_path):
+    import random
+
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    cold = _scan(tree, cache=cache)
+    entries = _entries(cache)
+    originals = {entry: json.loads(entry.read_text()) for entry in entries}
+    chooser = random.Random(26)
+    for _ in range(3):
+        for entry, data in originals.items():
+            where, value = chooser.choice(list(_leaves(data))[1:])
+            entry.write_text(json.dumps(_replaced(data, where, chooser.choice(_WRONG.get(type(value), [None])))))
+        assert _scan(tree, cache=cache) == cold
+
+
+def test_an_entry_over_the_size_cap_is_neither_written_nor_read(tmp_path, monkeypatch):
+    from rocmlint.files import result_cache
+
+    cache, key, path, entry, (finding, problem) = _kept_entry(tmp_path)
+    monkeypatch.setattr(result_cache, "_MAX_ENTRY_BYTES", os.path.getsize(path) - 1)
+    assert cache.get(key) is None
+    os.unlink(path)
+    cache.put(key, entry["questions"], [finding], [problem])
+    assert not os.path.exists(path)

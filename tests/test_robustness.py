@@ -604,3 +604,57 @@ def test_hostile_names_in_statistics_stdin_and_diff(tmp_path):
     assert '--- "a/fix\\n::error file=h::w.py"' in diff
     _, _, stderr = _run_raw(root, "scan", "-", "--stdin-filename", "::error file=i::in.py", data=b"import pynvml\n\xff\n")
     assert "skipped" in stderr and _workflow_command_lines(stderr) == []
+
+
+# --- baselines ----------------------------------------------------------------------------------
+
+
+def _baseline_tree(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "train.py").write_text(PYNVML, encoding="utf-8")
+    (tree / "k.cu").write_text(SHFL, encoding="utf-8")
+    os.symlink("tree", tmp_path / "link")
+    wrote = run_cli("scan", "tree", "--baseline", "tree/base.json", "--write-baseline", cwd=tmp_path)
+    assert wrote.returncode == 0 and "Wrote 2 findings" in wrote.stderr, wrote.stderr
+    return tree
+
+
+@pytest.mark.parametrize("scanned, baseline", [("link", "tree/base.json"), ("tree", "link/base.json"), ("link", "link/base.json")])
+def test_a_baseline_matches_through_a_symbolic_link(tmp_path, scanned, baseline):
+    _baseline_tree(tmp_path)
+    proc = run_cli("scan", scanned, "--baseline", baseline, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout  # scanning link/ reported every recorded finding again
+    assert "2 in the baseline not reported" in proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["deeply-nested", "dev-zero", "link-to-dev-zero", "fifo", "version-true", "directory"])
+@pytest.mark.skipif(sys.platform != "linux", reason="/dev/zero, mkfifo")
+def test_a_baseline_that_cannot_be_read_is_a_clear_error(tmp_path, kind):
+    tree = _baseline_tree(tmp_path)
+    if kind == "deeply-nested":
+        (tree / "bad.json").write_text('{"rocmlint-baseline": 1, "findings": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    elif kind == "link-to-dev-zero":
+        os.symlink("/dev/zero", tree / "bad.json")
+    elif kind == "fifo":
+        os.mkfifo(tree / "bad.json")
+    elif kind == "version-true":
+        document = json.loads((tree / "base.json").read_text())
+        document["rocmlint-baseline"] = True  # `true == 1` in Python: it was taken for version 1
+        (tree / "bad.json").write_text(json.dumps(document))
+    elif kind == "directory":
+        (tree / "bad.json").mkdir()
+    baseline = "/dev/zero" if kind == "dev-zero" else "tree/bad.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rocmlint", "scan", "tree", "--baseline", baseline], cwd=tmp_path, capture_output=True,
+        text=True, timeout=120,  # a FIFO blocked for ever; /dev/zero was read until memory ran out
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"rocmlint: error: --baseline {baseline}: ") and "Traceback" not in proc.stderr
+    expected = {
+        "deeply-nested": "cannot read: JSON nested too deeply", "dev-zero": "not a regular file: a device, never read",
+        "link-to-dev-zero": "not a regular file: a device, never read",
+        "fifo": "not a regular file: a named pipe (FIFO), never opened", "version-true": "not a rocmlint baseline (version 1)",
+    }
+    if kind in expected:
+        assert proc.stderr.strip().endswith(expected[kind]), proc.stderr

@@ -65,6 +65,9 @@ class BuildFacts:
     hipified: dict[str, str] = field(default_factory=dict)
     files_read: list[str] = field(default_factory=list)  # absolute paths of the build files read
     problems: list[str] = field(default_factory=list)  # "file: why it could not be read"
+    # Build files not read, or whose walk was cut short (rocmlint.build.budget), and the files
+    # their walk reached: what they build is unknown, and no finding is gated on them.
+    not_fully_read: list[str] = field(default_factory=list)
     nvidia_toolchain: str | None = None  # the first build file read that names an NVIDIA toolchain
     # Which build reaches each statement of a build file, and under which conditions (outermost
     # first): (absolute path, line) for CMake commands and Makefile lines, (absolute path, line,
@@ -101,6 +104,7 @@ class BuildFacts:
             self.hipified.setdefault(path, why)
         self.files_read.extend(f for f in other.files_read if f not in self.files_read)
         self.problems.extend(other.problems)
+        self.not_fully_read.extend(f for f in other.not_fully_read if f not in self.not_fully_read)
 
 
 def _describe_conditions(conditions: tuple[tuple[str, int], ...], key: tuple) -> str:

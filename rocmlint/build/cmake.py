@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from rocmlint.build import BuildFacts, Item, Origin, is_source_path
+from rocmlint.build.budget import MAX_DEPTH, MAX_LIST_ELEMENTS, MAX_LOOP_ELEMENTS, MAX_VALUE_CHARACTERS, WorkBudget, too_long
 from rocmlint.build.worlds import CUDA, ROCM, selects, switch_in_world
 from rocmlint.files.tree import glob_within, is_within
 
@@ -209,7 +210,6 @@ def _matching_brace(text: str, open_index: int) -> int:
 # The most different values one variable may hold before it is called unknown. Real files
 # need few; the cap keeps a long chain of unknown conditions from growing without bound.
 _MAX_OPTIONS = 8
-_MAX_ITEMS = 20000
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,7 @@ def _union_items(a: tuple[Item, ...], b: tuple[Item, ...]) -> tuple[Item, ...]:
     seen = set(a)
     merged = list(a)
     for item in b:
-        if item not in seen and len(merged) < _MAX_ITEMS:
+        if item not in seen and len(merged) < MAX_LIST_ELEMENTS:
             seen.add(item)
             merged.append(item)
     return tuple(merged)
@@ -363,8 +363,6 @@ _DEFINITION_COMMANDS = {"add_compile_definitions", "target_compile_definitions"}
 _FLAG_COMMANDS = {"add_definitions", "add_compile_options", "target_compile_options", "set_source_files_properties",
                   "set_target_properties", "set_property"}
 _DASH_D = re.compile(r"(?:^|\s)-D\s*([A-Za-z_][A-Za-z0-9_]*)(?:=(\S*))?")
-_MAX_DEPTH = 40
-_MAX_FOREACH = 64
 # A variable that only the configure step can know names a directory under the build tree.
 _BINARY_DIR_VARIABLES = {"CMAKE_BINARY_DIR", "CMAKE_CURRENT_BINARY_DIR", "PROJECT_BINARY_DIR"}
 _GENERATED = "\0generated"
@@ -471,7 +469,9 @@ def _structure(commands: list[Command]) -> list:
 class CMakeReader:
     """Walks a project's CMake files as one vendor's build."""
 
-    def __init__(self, root: str, world: str, facts: BuildFacts, read_file, parsed: dict | None = None):
+    def __init__(
+        self, root: str, world: str, facts: BuildFacts, read_file, parsed: dict | None = None, budget: WorkBudget | None = None
+    ):
         self.root = root  # the project root, absolute
         self.world = world
         self.facts = facts
@@ -479,8 +479,10 @@ class CMakeReader:
         self.functions: dict[str, _Definition] = {}
         self.parsed: dict[str, list] = parsed if parsed is not None else {}  # shared by both builds
         self.depth = 0
+        self.budget = budget if budget is not None else WorkBudget()
+        self.including: list[str] = []  # the files being read, outermost first
+        self.guarded: set[tuple] = set()  # files that ran include_guard(), with their scope
         self.conditions: list[tuple[str, int]] = []  # innermost last: (condition text, line)
-        self.visits: dict[str, int] = {}
         self.relative_paths: dict[str, str] = {}
         self.hipify_origin: Origin | None = None  # where the ROCm build calls a hipify step
         self.body_files: list[str] = []  # files of the function bodies being run, innermost last
@@ -512,17 +514,21 @@ class CMakeReader:
         body = self._structured(path)
         if body is None:
             return
-        # One file may be included many times, but not without end.
-        self.visits[path] = self.visits.get(path, 0) + 1
-        if self.visits[path] > 50 or self.depth > _MAX_DEPTH:
+        # One file may be included any number of times (the budget bounds the work), but not
+        # nested without end: an include cycle, or a file that includes itself.
+        if self.depth > MAX_DEPTH:
+            how = "an include cycle through" if path in self.including else "includes nested too deep at"
+            self.budget.limit(f"{how} {self._relative(path)} (more than {MAX_DEPTH} deep)")
             return
         saved = scope.list_dir, scope.list_file
         scope.list_dir, scope.list_file = os.path.dirname(path), path
         self.depth += 1
+        self.including.append(path)
         try:
             self._run(body, scope)
         finally:
             self.depth -= 1
+            self.including.pop()
             scope.list_dir, scope.list_file = saved
         scope.returned = False
 
@@ -538,6 +544,7 @@ class CMakeReader:
         for statement in body:
             if scope.returned:
                 return
+            self.budget.spend()
             if isinstance(statement, _If):
                 self._if(statement, scope)
             elif isinstance(statement, _Loop):
@@ -581,8 +588,7 @@ class CMakeReader:
             outcomes.append(scope.copy())  # no branch taken
         self._join_into(scope, outcomes)
 
-    @staticmethod
-    def _join_into(scope: _Scope, outcomes: list[_Scope]) -> None:
+    def _join_into(self, scope: _Scope, outcomes: list[_Scope]) -> None:
         """Make `scope` hold, for every variable a branch changed, what any branch left in it."""
         if not outcomes:
             return
@@ -597,6 +603,8 @@ class CMakeReader:
                 if name in scope.variables:
                     scope.variables.pop(name)
             else:
+                if len(merged.items) >= MAX_LIST_ELEMENTS:
+                    self._kept_items(merged.items, scope)  # says that the walk is cut
                 scope.variables[name] = merged
         scope.returned = all(o.returned for o in outcomes)
 
@@ -612,7 +620,9 @@ class CMakeReader:
         if variable is None:
             return
         loop_items, exact = self._foreach_items(command.arguments[1:], scope, command.line)
-        if exact and len(loop_items) <= _MAX_FOREACH:
+        if exact and len(loop_items) > MAX_LOOP_ELEMENTS:
+            self.budget.limit(f"a foreach() over {len(loop_items):,} elements at {self._relative(scope.list_file)}:{command.line}")
+        if exact and len(loop_items) <= MAX_LOOP_ELEMENTS:
             for item in loop_items:
                 scope.variables[variable] = Value.known(item.text, (item,))
                 self._run(block.body, scope)
@@ -638,7 +648,10 @@ class CMakeReader:
                 return [], False
             start, stop = (0, values[0]) if len(values) == 1 else (values[0], values[1])
             step = values[2] if len(values) > 2 else 1
-            if step <= 0 or (stop - start) // step > _MAX_FOREACH:
+            if step <= 0:
+                return [], False
+            if (stop - start) // step > MAX_LOOP_ELEMENTS:
+                self.budget.limit(f"a foreach(RANGE) over more than {MAX_LOOP_ELEMENTS:,} numbers at {self._relative(scope.list_file)}:{line}")
                 return [], False
             origin = self._origin(scope, line)
             return [Item(str(v), origin) for v in range(start, stop + 1, step)], True
@@ -754,7 +767,8 @@ class CMakeReader:
         for value in values:
             for item in value.items:
                 self._compile_item(item, scope)
-        if self.depth > _MAX_DEPTH:
+        if self.depth > MAX_DEPTH:
+            self.budget.limit(f"calls of {definition.name}() nested more than {MAX_DEPTH} deep")
             return
         flat: list[Item] = [item for value in values for item in value.items]
         target = scope if definition.is_macro else scope.copy()
@@ -861,8 +875,21 @@ class CMakeReader:
             results = [r + rep for r in results for rep in replacements]
             if len(results) > _MAX_OPTIONS:
                 return None
+            if any(too_long(r) for r in results):
+                self._value_too_long(scope)
+                return None
             i = close + 1
         return frozenset(results)
+
+    def _value_too_long(self, scope: _Scope) -> None:
+        self.budget.limit(f"a value longer than {MAX_VALUE_CHARACTERS:,} characters in {self._relative(scope.list_file)}")
+
+    def _kept_items(self, items: tuple[Item, ...], scope: _Scope) -> tuple[Item, ...]:
+        """A list value's elements, at most MAX_LIST_ELEMENTS of them (more: the walk is cut)."""
+        if len(items) >= MAX_LIST_ELEMENTS:
+            self.budget.limit(f"a list of more than {MAX_LIST_ELEMENTS:,} elements in {self._relative(scope.list_file)}")
+            return items[:MAX_LIST_ELEMENTS]
+        return items
 
     def _expand_argument(self, argument: Argument, scope: _Scope) -> Value:
         """An argument's value: its possible strings, and its list elements with their origins.
@@ -871,6 +898,7 @@ class CMakeReader:
         they were written, so a source keeps the line that listed it through any number of
         variables.
         """
+        self.budget.spend()
         text = argument.text
         if argument.kind == "bracket":
             return Value.known(text, (Item(text, self._origin(scope, argument.line)),))
@@ -901,15 +929,21 @@ class CMakeReader:
         """Arguments as one CMake list: exact elements (None if unknown) and elements seen."""
         texts: list[str] | None = []
         items: tuple[Item, ...] = ()
+        length = 0
         for argument in arguments:
             value = self._expand_argument(argument, scope)
-            items = _union_items(items, value.items)
+            items = self._kept_items(_union_items(items, value.items), scope)
             if texts is not None:
                 if value.options is None or len(value.options) != 1:
                     texts = None
                 else:
                     option = next(iter(value.options))
-                    texts.extend([option] if argument.kind != "unquoted" else _split_list(option))
+                    length += len(option) + 1
+                    if length > MAX_VALUE_CHARACTERS:
+                        self._value_too_long(scope)
+                        texts = None
+                    else:
+                        texts.extend([option] if argument.kind != "unquoted" else _split_list(option))
         return texts, items
 
     # --- conditions ------------------------------------------------------------------------
@@ -1139,8 +1173,10 @@ class CMakeReader:
             rest = arguments[2:] if action != "INSERT" else arguments[3:]
             texts, items = self._expanded_list(rest, scope)
             options = None
-            if current.options is not None and texts is not None and action != "INSERT":
-                addition = ";".join(texts)
+            addition = ";".join(texts) if texts is not None else ""
+            if current.options is not None and any(len(o) + len(addition) > MAX_VALUE_CHARACTERS for o in current.options):
+                self._value_too_long(scope)
+            elif current.options is not None and texts is not None and action != "INSERT":
                 options = frozenset(
                     (f"{o};{addition}" if o and addition else o + addition) if action == "APPEND"
                     else (f"{addition};{o}" if o and addition else addition + o)
@@ -1149,9 +1185,7 @@ class CMakeReader:
             # Appending needs no de-duplication (a source listed twice is compiled once), and
             # skipping it keeps long lists built one element at a time linear.
             combined = (current.items + items) if action == "APPEND" else (items + current.items)
-            if len(combined) > _MAX_ITEMS:
-                combined = combined[:_MAX_ITEMS]
-            scope.variables[name] = Value(options, combined)
+            scope.variables[name] = Value(options, self._kept_items(combined, scope))
         elif action == "REMOVE_ITEM":
             texts, _ = self._expanded_list(arguments[2:], scope)
             if texts is None:
@@ -1192,7 +1226,10 @@ class CMakeReader:
                 return
             addition = "".join(self._expand_text(a.text, scope) or "\0" for a in arguments[2:])
             current = scope.variables.get(name, Value.known(""))
-            if "\0" in addition or current.options is None:
+            if current.options is not None and any(len(o) + len(addition) > MAX_VALUE_CHARACTERS for o in current.options):
+                self._value_too_long(scope)
+                scope.variables[name] = Value(None, current.items)
+            elif "\0" in addition or current.options is None:
                 scope.variables[name] = Value(None, current.items)
             else:
                 scope.variables[name] = Value(
@@ -1208,7 +1245,12 @@ class CMakeReader:
             if match is None or replacement is None or any(x is None for x in inputs) or not match:
                 scope.variables[output] = UNKNOWN
                 return
-            scope.variables[output] = Value.known("".join(inputs).replace(match, replacement))
+            subject = "".join(inputs)
+            if len(subject) + subject.count(match) * len(replacement) > MAX_VALUE_CHARACTERS:
+                self._value_too_long(scope)
+                scope.variables[output] = UNKNOWN
+                return
+            scope.variables[output] = Value.known(subject.replace(match, replacement))
             return
         if action in ("TOLOWER", "TOUPPER") and len(arguments) >= 3:
             source, output = self._expand_text(arguments[1].text, scope), self._expand_text(arguments[2].text, scope)
@@ -1314,6 +1356,15 @@ class CMakeReader:
             if is_within(candidate, self.root) and os.path.isfile(candidate):
                 self.run_file(candidate, scope)
                 return
+
+    def _cmd_include_guard(self, command: Command, scope: _Scope) -> None:
+        # The second time a guarded file is read, in the same directory (or at all, GLOBAL),
+        # it stops here: a guarded include cycle ends as in CMake.
+        is_global = any(a.text == "GLOBAL" for a in command.arguments)
+        key = (scope.list_file,) if is_global else (scope.list_file, scope.source_dir)
+        if key in self.guarded:
+            scope.returned = True
+        self.guarded.add(key)
 
     def _cmd_add_subdirectory(self, command: Command, scope: _Scope) -> None:
         if not command.arguments:
@@ -1428,12 +1479,17 @@ def _condition_text(arguments: tuple[Argument, ...]) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def read_cmake(root: str, entries: list[str], read_file, facts: BuildFacts | None = None) -> BuildFacts:
-    """Walk CMake entry files (absolute paths) as both builds; what each compiles and defines."""
+def read_cmake(
+    root: str, entries: list[str], read_file, facts: BuildFacts | None = None, budget: WorkBudget | None = None
+) -> BuildFacts:
+    """Walk CMake entry files (absolute paths) as both builds; what each compiles and defines.
+    Each statement spends a step of `budget` (OutOfBudget ends the walk), and a cap that cuts
+    the walk short is noted in it (see rocmlint.build.budget)."""
     facts = facts or BuildFacts()
+    budget = budget if budget is not None else WorkBudget()
     parsed: dict[str, list] = {}
     for world in (ROCM, CUDA):
-        reader = CMakeReader(root, world, facts, read_file, parsed)
+        reader = CMakeReader(root, world, facts, read_file, parsed, budget)
         for entry in entries:
             scope = reader.new_scope(os.path.dirname(entry))
             reader.run_file(entry, scope)

@@ -98,6 +98,9 @@ class BuildView:
     images: list[Image] = field(default_factory=list)
     installs: list[LocalInstall] = field(default_factory=list)
     cmake: list = field(default_factory=list)  # (Command, gate) for CMake files
+    # Why the walk of the file's build was cut short (rocmlint.build.budget): its hits are
+    # gated on nothing that build says, and the scan reports the file as not fully read.
+    not_fully_read: str | None = None
     directory_changes: list[int] = field(default_factory=list)  # where shell code runs `cd`/`pushd`
     _unit: int = 0
 
@@ -425,7 +428,7 @@ def cmake_view(view: BuildView, source) -> None:
     from rocmlint.build.cmake import parse_cmake
 
     path = os.path.abspath(source.path)
-    facts = cmake_facts(path, source.text)
+    facts, view.not_fully_read = cmake_facts(path, source.text)
     vendored = vendored_reason(path)
     for command in parse_cmake(source.text):
         gate = join_gates(facts.gate((path, command.line)) if facts is not None else None, vendored)
@@ -486,12 +489,30 @@ def _cmake_entry(path: str) -> str:
     return entry or path
 
 
+def _within_budget(walk) -> tuple[object, str | None]:
+    """(what a build reader's walk found, None) or (None, why it was cut short): None is
+    unknown, no hit is gated on it, where the walk ran out of its budget or met a cap
+    (rocmlint.build.budget) or raised on input it cannot read (said elsewhere: why is None).
+    Each file of the per-file pass has a budget of its own."""
+    from rocmlint.build.budget import OutOfBudget, WorkBudget
+
+    budget = WorkBudget()
+    try:
+        facts = walk(budget)
+    except OutOfBudget as exc:
+        return None, str(exc)
+    except (RecursionError, ValueError):
+        return None, None
+    limits = budget.take_limits()
+    return (None, "; ".join(limits)) if limits else (facts, None)
+
+
 _CMAKE_WALKS: dict[tuple, object] = {}
 
 
-def _cmake_walk(entry: str, path: str, text: str):
+def _cmake_walk(entry: str, path: str, text: str) -> tuple[object, str | None]:
     """Walk the CMake build from `entry`, reading `path` as `text` (the file being checked,
-    which may not be on disk) and every other file from disk."""
+    which may not be on disk) and every other file from disk: (facts, None) or (None, why)."""
     from rocmlint.build.cmake import read_cmake
 
     key = (entry, path, hash(text))
@@ -507,24 +528,22 @@ def _cmake_walk(entry: str, path: str, text: str):
             return text
         return files.opened_text(name)
 
-    try:
-        facts = read_cmake(os.path.dirname(entry), [entry], read)
-    except (RecursionError, ValueError):
-        facts = None
+    walked = _within_budget(lambda budget: read_cmake(os.path.dirname(entry), [entry], read, None, budget))
     if len(_CMAKE_WALKS) > 64:
         _CMAKE_WALKS.clear()
-    _CMAKE_WALKS[key] = facts
-    return facts
+    _CMAKE_WALKS[key] = walked
+    return walked
 
 
-def cmake_facts(path: str, text: str):
-    """What the build that reaches a CMake file says about it (None: it cannot be read). A
-    file the project's build never reaches is read on its own."""
+def cmake_facts(path: str, text: str) -> tuple[object, str | None]:
+    """What the build that reaches a CMake file says about it, and why not (None, why): it
+    cannot be read, or its walk was cut short. A file the project's build never reaches, or
+    whose build cannot be walked from its entry, is read on its own."""
     entry = _cmake_entry(path)
-    facts = _cmake_walk(entry, path, text) if os.path.isfile(entry) or entry == path else None
+    facts, why = _cmake_walk(entry, path, text) if os.path.isfile(entry) or entry == path else (None, None)
     if facts is not None and any(key[0] == path for world in facts.reached.values() for key in world):
-        return facts
-    return _cmake_walk(path, path, text) if entry != path else facts
+        return facts, None
+    return _cmake_walk(path, path, text) if entry != path else (facts, why)
 
 
 # --- Makefiles -----------------------------------------------------------------------------
@@ -536,10 +555,7 @@ def makefile_view(view: BuildView, source) -> None:
     from rocmlint.build.makefile import read_makefile
 
     path = os.path.abspath(source.path)
-    try:
-        facts = read_makefile(path, os.path.dirname(path), source.text)
-    except (RecursionError, ValueError):
-        facts = None
+    facts, view.not_fully_read = _within_budget(lambda budget: read_makefile(path, os.path.dirname(path), source.text, None, budget))
     logical_start = 1
     continued = False
     vendored = vendored_reason(path)
@@ -563,6 +579,7 @@ def makefile_view(view: BuildView, source) -> None:
 
 
 def setup_py_view(view: BuildView, source) -> None:
+    from rocmlint.build import BuildFacts
     from rocmlint.build.setup_py import read_setup_py
 
     try:
@@ -570,7 +587,8 @@ def setup_py_view(view: BuildView, source) -> None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     path = os.path.abspath(source.path)
-    facts = read_setup_py(path, os.path.dirname(path), source.text)
+    facts, view.not_fully_read = _within_budget(lambda budget: read_setup_py(path, os.path.dirname(path), source.text, None, budget))
+    facts = facts or BuildFacts()
     parents: dict[int, ast.AST] = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):

@@ -16,6 +16,7 @@ import os
 import re
 
 from rocmlint.build import BuildFacts, Origin, is_source_path
+from rocmlint.build.budget import MAX_LIST_ELEMENTS, MAX_VALUE_CHARACTERS, WorkBudget
 from rocmlint.build.worlds import CUDA, ROCM, selects, switch_in_world
 from rocmlint.files.tree import glob_within, is_within
 
@@ -50,8 +51,9 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 
 
 class MakefileReader:
-    def __init__(self, path: str, root: str, world: str, facts: BuildFacts):
+    def __init__(self, path: str, root: str, world: str, facts: BuildFacts, budget: WorkBudget | None = None):
         self.path = path
+        self.budget = budget if budget is not None else WorkBudget()
         self.root = root
         self.base = os.path.dirname(path)
         self.relative = os.path.relpath(path, root).replace(os.sep, "/")
@@ -65,6 +67,7 @@ class MakefileReader:
         frames: list[list] = []
         in_define = False
         for line_number, line in _logical_lines(text):
+            self.budget.spend()
             stripped = line.strip()
             if in_define:
                 if stripped.startswith("endef"):
@@ -135,8 +138,9 @@ class MakefileReader:
                 # Set in a branch the reader cannot decide: either value may hold.
                 old_options, old_words = current
                 options = None if old_options is None or options is None else old_options | options
-                words = old_words + tuple(w for w in words if w not in old_words)
-            self.variables[name] = (options, words)
+                seen = set(old_words)
+                words = old_words + tuple(w for w in words if w not in seen)
+            self.variables[name] = self._capped(options, words)
             return
         # A rule line or a recipe: what it names is built.
         _, words = self._expand(code, origin)
@@ -144,6 +148,17 @@ class MakefileReader:
             self._compile(word, word_origin)
         for match in _DASH_D.finditer(" ".join(w for w, _ in words)):
             self.facts.define(self.world, match.group(1), match.group(2), origin)
+
+    def _capped(self, options, words):
+        """A variable's value within the caps: a longer string is unknown, a longer list is cut
+        (and the walk with it: see rocmlint.build.budget)."""
+        if options is not None and any(len(o) > MAX_VALUE_CHARACTERS for o in options):
+            self.budget.limit(f"a value longer than {MAX_VALUE_CHARACTERS:,} characters in {self.relative}")
+            options = None
+        if len(words) > MAX_LIST_ELEMENTS:
+            self.budget.limit(f"a list of more than {MAX_LIST_ELEMENTS:,} words in {self.relative}")
+            words = words[:MAX_LIST_ELEMENTS]
+        return options, words
 
     def _compile(self, word: str, origin: Origin) -> None:
         word = word.rstrip(":;,")
@@ -156,26 +171,54 @@ class MakefileReader:
                 self.facts.compile(self.world, path, origin)
 
     def _expand(self, text: str, origin: Origin) -> tuple[frozenset[str] | None, tuple[tuple[str, Origin], ...]]:
-        """Possible expansions of a text (None: unknown) and the words it may contain."""
+        """Possible expansions of a text (None: unknown) and the words it may contain.
+
+        Each possible expansion is built as a list of pieces joined once at the end, so a long
+        line with many references takes time in proportion to its length."""
         words: list[tuple[str, Origin]] = []
-        options: set[str] | None = {""}
+        # The pieces of each possible expansion (None: unknown), and the length of the longest.
+        pieces: list[list[str]] | None = [[]]
+        length = 0
         position = 0
+
+        def add_words(new) -> None:
+            if len(words) + len(new) > MAX_LIST_ELEMENTS:
+                self.budget.limit(f"a list of more than {MAX_LIST_ELEMENTS:,} words in {self.relative}")
+                new = new[: max(0, MAX_LIST_ELEMENTS - len(words))]
+            words.extend(new)
+
+        def add_text(values) -> None:
+            """Every possible expansion so far followed by each of `values`."""
+            nonlocal pieces, length
+            if pieces is None:
+                return
+            length += max(map(len, values), default=0)
+            if length > MAX_VALUE_CHARACTERS:
+                self.budget.limit(f"a value longer than {MAX_VALUE_CHARACTERS:,} characters in {self.relative}")
+                pieces = None
+            elif len(values) == 1:
+                for piece in pieces:
+                    piece.append(values[0])
+            else:
+                joined = {"".join(piece) + value for piece in pieces for value in values}
+                pieces = [[option] for option in sorted(joined)] if len(joined) <= _MAX_OPTIONS else None
+
         for match in _REFERENCE.finditer(text):
             literal = text[position : match.start()]
-            if options is not None:
-                options = {o + literal for o in options}
-            words.extend((w, origin) for w in literal.split())
+            add_text([literal])
+            add_words([(w, origin) for w in literal.split()])
             position = match.end()
             inner = match.group(1)
             if inner.startswith("wildcard "):
+                self.budget.spend()  # it lists folders: other references cost only their text
                 pattern_options, _ = self._expand(inner[9:], origin)
                 found = []
                 for pattern in sorted(pattern_options or ()):
                     for part in pattern.split():
                         matches = glob_within(os.path.join(self.base, part), self.root, kind="any")
                         found.extend(os.path.relpath(p, self.base) for p in matches)
-                words.extend((f, origin) for f in found)
-                options = None if options is None else {o + " ".join(found) for o in options}
+                add_words([(f, origin) for f in found])
+                add_text([" ".join(found)])
                 continue
             value = self.variables.get(inner.strip())
             if value is None:
@@ -183,21 +226,19 @@ class MakefileReader:
                 if switch is False:
                     value = (frozenset({""}), ())
                 else:
-                    options = None
+                    pieces = None
                     continue
             value_options, value_words = value
-            words.extend(value_words)
-            if options is not None and value_options is not None:
-                options = {o + v for o in options for v in value_options}
-                if len(options) > _MAX_OPTIONS:
-                    options = None
+            add_words(value_words)
+            if value_options is None:
+                pieces = None
             else:
-                options = None
+                add_text(sorted(value_options))
         tail = text[position:]
-        words.extend((w, origin) for w in tail.split())
-        if options is not None:
-            options = {o + tail for o in options}
-        return (frozenset(o.strip() for o in options) if options is not None else None), tuple(words)
+        add_words([(w, origin) for w in tail.split()])
+        add_text([tail])
+        options = None if pieces is None else frozenset("".join(piece).strip() for piece in pieces)
+        return options, tuple(words)
 
     # --- conditions ------------------------------------------------------------------------
 
@@ -271,10 +312,15 @@ class MakefileReader:
         return next(iter(answers)) if len(answers) == 1 else None
 
 
-def read_makefile(path: str, root: str, text: str, facts: BuildFacts | None = None) -> BuildFacts:
+def read_makefile(
+    path: str, root: str, text: str, facts: BuildFacts | None = None, budget: WorkBudget | None = None
+) -> BuildFacts:
+    """Read a Makefile as both builds. Each line and reference spends a step of `budget`
+    (OutOfBudget ends the walk), and a cap that cuts it short is noted there."""
     facts = facts or BuildFacts()
+    budget = budget if budget is not None else WorkBudget()
     if path not in facts.files_read:
         facts.files_read.append(path)
     for world in (ROCM, CUDA):
-        MakefileReader(path, root, world, facts).run(text)
+        MakefileReader(path, root, world, facts, budget).run(text)
     return facts

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from rocmlint.build import BuildFacts, Item, Origin, is_source_path
 from rocmlint.build.worlds import CUDA, ROCM, python_switch_in_world, selects, vendor_literal
 from rocmlint.files.tree import glob_within, is_within
+from rocmlint.build.budget import MAX_LIST_ELEMENTS, MAX_VALUE_CHARACTERS, WorkBudget, too_long
 from rocmlint.python.imports import import_statements
 
 _MAX_CONSTS = 8
-_MAX_ITEMS = 20000
+_MAX_ITEMS = MAX_LIST_ELEMENTS
 _MAX_CALL_DEPTH = 4
 
 
@@ -147,8 +148,9 @@ class _Function:
 class SetupPyReader:
     """Walks one setup.py as one vendor's build."""
 
-    def __init__(self, path: str, root: str, world: str, facts: BuildFacts):
+    def __init__(self, path: str, root: str, world: str, facts: BuildFacts, budget: WorkBudget | None = None):
         self.path = path
+        self.budget = budget if budget is not None else WorkBudget()
         self.root = root
         self.base = os.path.dirname(path)
         self.relative = os.path.relpath(path, root).replace(os.sep, "/")
@@ -250,6 +252,7 @@ class SetupPyReader:
         return False
 
     def _statement(self, node: ast.stmt, env: dict) -> bool:
+        self.budget.spend()
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             if node.value is None:
                 return False
@@ -391,6 +394,21 @@ class SetupPyReader:
     # --- values ----------------------------------------------------------------------------
 
     def _value(self, node: ast.AST | None, env: dict) -> PyValue:
+        """What an expression may be, within the caps of rocmlint.build.budget: a longer string
+        is unknown, and a longer list or a string that long cuts the walk short."""
+        self.budget.spend()
+        value = self._evaluate(node, env)
+        if value.consts is not None and any(isinstance(c, str) and too_long(c) for c in value.consts):
+            self._value_too_long()
+            value = PyValue(None, tuple(i for i in value.items if not too_long(i.text)))
+        if len(value.items) >= _MAX_ITEMS:
+            self.budget.limit(f"a list of more than {_MAX_ITEMS:,} elements in {self.relative}")
+        return value
+
+    def _value_too_long(self) -> None:
+        self.budget.limit(f"a value longer than {MAX_VALUE_CHARACTERS:,} characters in {self.relative}")
+
+    def _evaluate(self, node: ast.AST | None, env: dict) -> PyValue:
         if node is None:
             return UNKNOWN
         if isinstance(node, ast.Constant):
@@ -491,6 +509,9 @@ class SetupPyReader:
             for b in right:
                 if not isinstance(a, str) or not isinstance(b, str):
                     return None
+                if len(a) + len(b) > MAX_VALUE_CHARACTERS:
+                    self._value_too_long()
+                    return None
                 results.add(function(a, b))
                 if len(results) > _MAX_CONSTS:
                     return None
@@ -519,6 +540,9 @@ class SetupPyReader:
                 return UNKNOWN
             results = [r + str(c) for r in results for c in value.consts]
             if len(results) > _MAX_CONSTS:
+                return UNKNOWN
+            if any(too_long(r) for r in results):
+                self._value_too_long()
                 return UNKNOWN
         consts = frozenset(results)
         return PyValue(consts, tuple(Item(c, self._origin(node.lineno)) for c in consts))
@@ -674,6 +698,9 @@ class SetupPyReader:
                 return PyValue(None, _union_items(*(a.items for a in args[-1:])))
             results = [self._path_join(r, c) if r else c for r in results for c in arg.consts]
             if len(results) > _MAX_CONSTS:
+                return UNKNOWN
+            if any(too_long(r) for r in results):
+                self._value_too_long()
                 return UNKNOWN
         consts = frozenset(results)
         return PyValue(consts, tuple(Item(c, self._origin(line)) for c in consts))
@@ -854,9 +881,14 @@ class SetupPyReader:
         return next(iter(answers)) if len(answers) == 1 else None
 
 
-def read_setup_py(path: str, root: str, text: str, facts: BuildFacts | None = None) -> BuildFacts:
-    """Walk one setup.py (absolute path) as both builds; a syntax error is reported, not raised."""
+def read_setup_py(
+    path: str, root: str, text: str, facts: BuildFacts | None = None, budget: WorkBudget | None = None
+) -> BuildFacts:
+    """Walk one setup.py (absolute path) as both builds; a syntax error is reported, not raised.
+    Each statement and expression spends a step of `budget` (OutOfBudget ends the walk), and a
+    cap that cuts it short is noted there."""
     facts = facts or BuildFacts()
+    budget = budget if budget is not None else WorkBudget()
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -866,7 +898,7 @@ def read_setup_py(path: str, root: str, text: str, facts: BuildFacts | None = No
         facts.files_read.append(path)
     for world in (ROCM, CUDA):
         try:
-            SetupPyReader(path, root, world, facts).run(tree, text)
+            SetupPyReader(path, root, world, facts, budget).run(tree, text)
         except RecursionError:
             facts.problems.append(f"{path}: not read: nested too deeply")
     return facts
@@ -880,7 +912,10 @@ _CPP_EXTENSION = re.compile(r"^\s*(?:from\s+torch\.utils(?:\.cpp_extension\s+imp
 _CUDA_BUILD = re.compile(r"\bCUDAExtension\b|\bcpp_extension\.load(?:_inline)?\b|import\b[^\n]*\bload(?:_inline)?\b")
 
 
-def read_extension_builders(root: str, python_files: list[str], sources: list[str], text_of, facts: BuildFacts) -> None:
+def read_extension_builders(
+    root: str, python_files: list[str], sources: list[str], text_of, facts: BuildFacts, budget: WorkBudget | None = None,
+    problems: list[str] | None = None,
+) -> None:
     """Python files that build torch extensions and that the build readers did not walk
     (DeepSpeed's op builders, `torch.utils.cpp_extension.load(...)` JIT builds, a sub-project's
     own setup.py), and the modules beside them that import them: every C/C++ source they name is hipified when the ROCm build compiles it, because
@@ -930,11 +965,18 @@ def read_extension_builders(root: str, python_files: list[str], sources: list[st
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # not a build file: its problems are the Python checks' to report
         named = BuildFacts()
-        reader = SetupPyReader(path, root, ROCM, named)
+        budget = budget if budget is not None else WorkBudget()
+        reader = SetupPyReader(path, root, ROCM, named, budget)
         reader.resolve_elsewhere = elsewhere
         try:
             reader.run(tree, text)
         except RecursionError:
+            continue
+        limits = budget.take_limits()
+        if limits:
+            # Cut short: what it names is unknown, as for any build file not fully read.
+            if problems is not None:
+                problems.append(f"{path}: not fully read: {'; '.join(limits)}")
             continue
         builder_at = f"{os.path.relpath(builder, root).replace(os.sep, '/')}:{builders[builder]}"
         for source, origin in named.compiled[ROCM].items():

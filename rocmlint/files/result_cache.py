@@ -49,13 +49,16 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from rocmlint import __version__
-from rocmlint.findings import Edit, Finding, Fix, Problem
+from rocmlint.findings import SEVERITIES, Edit, Finding, Fix, Problem
 
 ENVIRONMENT_VARIABLE = "ROCMLINT_CACHE_DIR"
 _FORMAT = 1
 _UNMARKED = "unmarked.json"
-# A kept file longer than this is not read (a miss): far above any real entry or key list.
+# A kept file longer than this is not read (a miss): far above any real key list.
 _MAX_KEPT_BYTES = 64 << 20
+# One file's entry longer than this is neither written nor read: a result that large (tens of
+# thousands of findings in one file) costs little to compute again.
+_MAX_ENTRY_BYTES = 16 << 20
 # The cache directory tag (https://bford.info/cachedir/): backup tools pass the folder over.
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -212,9 +215,9 @@ def write_by_rename(target: str, text: str, prefix: str, suffix: str = ".json") 
         raise
 
 
-def _read_kept(path: str) -> bytes | None:
+def _read_kept(path: str, limit: int = _MAX_KEPT_BYTES) -> bytes | None:
     """The bytes of a file in the cache folder, or None: only a regular file that belongs to
-    the user, never one reached through a symbolic link, at most _MAX_KEPT_BYTES. Opened
+    the user, never one reached through a symbolic link, at most `limit` bytes. Opened
     without blocking and checked on the open descriptor, so a named pipe or a device in its
     place is never waited on nor read."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
@@ -224,7 +227,7 @@ def _read_kept(path: str) -> bytes | None:
         return None  # missing, a link (O_NOFOLLOW), unreadable
     try:
         info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_KEPT_BYTES or not _own(info):
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit or not _own(info):
             return None
         chunks, total = [], 0
         while True:
@@ -233,7 +236,7 @@ def _read_kept(path: str) -> bytes | None:
                 return b"".join(chunks)
             chunks.append(chunk)
             total += len(chunk)
-            if total > _MAX_KEPT_BYTES:
+            if total > limit:
                 return None
     except OSError:
         return None
@@ -325,11 +328,11 @@ class ResultCache:
         if not _is_folder(os.path.dirname(path)):
             return None  # no entries yet, or a link put in the folder's place
         try:
-            data = _read_kept(path)
+            data = _read_kept(path, _MAX_ENTRY_BYTES)
             if data is None:
                 return None
             entry = json.loads(data)
-            if entry.get("format") != _FORMAT or not _answers_hold(entry["questions"]):
+            if not _is_entry(entry) or not _answers_hold(entry["questions"]):
                 return None
             return [_finding(f) for f in entry["findings"]], [Problem(*p) for p in entry["problems"]]
         except Exception:  # noqa: BLE001 - a damaged entry is a miss, whatever is wrong with it
@@ -348,6 +351,8 @@ class ResultCache:
             encoded = json.dumps(entry, separators=(",", ":"))
         except (TypeError, ValueError):
             return  # an answer JSON cannot hold: this file's result is not kept, the others are
+        if len(encoded) > _MAX_ENTRY_BYTES:
+            return  # not read back either
         target = self._entry_path(key)
         try:
             folder = os.path.dirname(target)
@@ -374,6 +379,77 @@ class ResultCache:
             path = os.path.join(self.directory, name)
             if not os.path.lexists(path):
                 write_by_rename(path, text, prefix=".tmp-", suffix="")
+
+
+# --- the shape of an entry ------------------------------------------------------------------
+# Read back exactly as written: every field of the type `put` writes, or the entry is a miss.
+# A field of another type (a number for a path, a string for a line) would fail far from here,
+# in a sort or a report, and a kept result must never be able to stop a scan.
+
+
+def _is_int(value) -> bool:
+    return type(value) is int  # bool is an int subclass, and never a line or a column
+
+
+def _is_optional_str(value) -> bool:
+    return value is None or type(value) is str
+
+
+def _is_entry(entry) -> bool:
+    return (
+        type(entry) is dict
+        and _is_int(entry.get("format")) and entry["format"] == _FORMAT
+        and type(entry.get("questions")) is list and all(_is_question(q) for q in entry["questions"])
+        and type(entry.get("findings")) is list and all(_is_finding(f) for f in entry["findings"])
+        and type(entry.get("problems")) is list and all(_is_problem(p) for p in entry["problems"])
+    )
+
+
+def _is_plain(value, depth: int = 0) -> bool:
+    """A JSON scalar, or a list of them (a few levels deep): what external_input functions
+    take and answer."""
+    if value is None or type(value) in (str, bool, int, float):
+        return True
+    return type(value) is list and depth < 4 and all(_is_plain(v, depth + 1) for v in value)
+
+
+def _is_question(item) -> bool:
+    """[function name, its arguments, its answer]."""
+    return (
+        type(item) is list and len(item) == 3 and type(item[0]) is str and type(item[1]) is list
+        and all(_is_plain(a) for a in item[1]) and _is_plain(item[2])
+    )
+
+
+def _is_problem(item) -> bool:
+    return (
+        type(item) is list and len(item) == 4 and type(item[0]) is str and type(item[1]) is str
+        and (item[2] is None or _is_int(item[2])) and type(item[3]) is bool
+    )
+
+
+def _is_finding(item) -> bool:
+    if type(item) is not list or len(item) != 12:
+        return False
+    path, check_id, message, severity, line, col, end_line, end_col, fix_json, gate, gate_fixed, context = item
+    return (
+        type(path) is str and type(check_id) is str and type(message) is str and severity in SEVERITIES
+        and all(_is_int(n) for n in (line, col, end_line, end_col))
+        and (fix_json is None or _is_fix(fix_json)) and _is_optional_str(gate) and type(gate_fixed) is bool
+        and type(context) is list
+        and all(type(c) is list and len(c) == 2 and _is_int(c[0]) and type(c[1]) is str for c in context)
+    )
+
+
+def _is_fix(item) -> bool:
+    return (
+        type(item) is list and len(item) == 3 and type(item[0]) is str and item[1] in ("safe", "unsafe")
+        and type(item[2]) is list
+        and all(
+            type(e) is list and len(e) == 7 and type(e[2]) is str and all(_is_int(e[i]) for i in (0, 1, 3, 4, 5, 6))
+            for e in item[2]
+        )
+    )
 
 
 def _finding_json(finding: Finding) -> list:

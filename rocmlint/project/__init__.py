@@ -27,7 +27,8 @@ import re
 
 from rocmlint.build import CUDA, ROCM, SOURCE_SUFFIXES, BuildFacts
 from rocmlint.build.project_root import BUILD_FILE_NAMES, ROCM_TEXT, SKIPPED_FOLDERS, VENDOR_DIRECTORIES
-from rocmlint.files.tree import ProjectFiles
+from rocmlint.build.budget import OutOfBudget, WorkBudget
+from rocmlint.files.tree import PROJECT_FILE_LIMIT, ProjectFiles
 from rocmlint.project.model import (
     UNKNOWN_FILE,
     FileVerdict,
@@ -70,14 +71,28 @@ def _walk(root: str) -> tuple[list[str], list[str], list[str]]:
     return build_files, sources, python_files
 
 
+def _too_large(path: str, limit: int) -> str | None:
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return None
+    return f"{size} bytes is over the size limit of {limit} bytes (max-file-size)" if size > limit else None
+
+
 def _without_hash_comments(text: str) -> str:
     return re.sub(r"(?m)#.*$", "", text)
 
 
 def _read_build(
-    root: str, build_files: list[str], problems: list[str], vendored=lambda path: False, files: ProjectFiles | None = None
+    root: str, build_files: list[str], problems: list[str], vendored=lambda path: False, files: ProjectFiles | None = None,
+    budget: WorkBudget | None = None, size_limit: int = 0,
 ) -> tuple[BuildFacts, bool]:
-    """Read the root's build and every other build file that has a ROCm side of its own."""
+    """Read the root's build and every other build file that has a ROCm side of its own.
+
+    All of them spend from one `budget`. A build file whose walk was cut short (a cap, or the
+    budget ran out: rocmlint.build.budget) or that is larger than `size_limit` bytes (the
+    per-file pass's max-file-size; 0: none) says nothing: what it builds is unknown, it gates
+    no finding, and `problems` says why. So do the files its walk reached."""
     from rocmlint.build.cmake import read_cmake
     from rocmlint.build.makefile import read_makefile
     from rocmlint.build.setup_py import read_setup_py
@@ -85,28 +100,54 @@ def _read_build(
     facts = BuildFacts()
     texts: dict[str, str | None] = {}
     files = files or ProjectFiles(root)
+    budget = budget if budget is not None else WorkBudget()
+    limit = min(PROJECT_FILE_LIMIT, size_limit) if size_limit else PROJECT_FILE_LIMIT
+
+    too_large: dict[str, str] = {}
 
     def text_of(path: str) -> str | None:
         if path not in texts:
-            texts[path] = files.text(path)
+            texts[path] = files.text(path, limit)
+            why = _too_large(path, limit) if texts[path] is None else None
+            if why:
+                too_large[path] = why
+        if path in too_large:
+            # An included file over the limit: the walk that needs it is cut short.
+            budget.limit(f"{os.path.relpath(path, root)} not read: {too_large[path]}")
         return texts[path]
 
     def read(path: str) -> None:
         name = os.path.basename(path)
+        budget.take_limits()  # only what this file's walk meets counts for it
         text = text_of(path)
         if text is None:
-            why = files.refused.get(path)
+            why = files.refused.get(path) or _too_large(path, limit)
             problems.append(f"{path}: not read: {why}" if why else f"{path}: cannot read")
+            facts.not_fully_read.append(path)
             return
+        part = BuildFacts()
         try:
             if name == "CMakeLists.txt":
-                read_cmake(root, [path], text_of, facts)
+                read_cmake(root, [path], text_of, part, budget)
             elif name == "setup.py":
-                read_setup_py(path, root, text, facts)
+                read_setup_py(path, root, text, part, budget)
             else:
-                read_makefile(path, root, text, facts)
+                read_makefile(path, root, text, part, budget)
+        except OutOfBudget as exc:
+            problems.append(f"{path}: not fully read: {exc}; what it builds is unknown")
+            facts.not_fully_read.extend([path, *part.files_read])
+            return
         except (RecursionError, ValueError, UnicodeError) as exc:
             problems.append(f"{path}: not read: {type(exc).__name__}: {exc}")
+            facts.not_fully_read.extend([path, *part.files_read])
+            return
+        limits = budget.take_limits()
+        if limits or part.problems:
+            why = "; ".join(limits) if limits else "; ".join(p.split(": ", 1)[-1] for p in part.problems)
+            problems.append(f"{path}: not fully read: {why}; what it builds is unknown")
+            facts.not_fully_read.extend([path, *part.files_read])
+            return
+        facts.merge(part)
 
     top = [p for p in build_files if os.path.dirname(p) == root]
     for path in top:
@@ -114,7 +155,7 @@ def _read_build(
     # Build files the root's build never reaches, shallowest first: a sub-project with a ROCm
     # side of its own is read too; one without is a build being ported (its files stay unknown).
     for path in sorted(build_files, key=lambda p: (p.count(os.sep), p)):
-        if path in facts.files_read or path in top or vendored(path):
+        if path in facts.files_read or path in facts.not_fully_read or path in top or vendored(path):
             continue  # vendored code counts only where this project's own build reaches it
         text = text_of(path)
         if text and ROCM_TEXT.search(text):
@@ -181,25 +222,40 @@ def _library_directories(model: ProjectModel, facts: BuildFacts, sources: list[s
             )
 
 
-def build_model(root: str, overrides: Overrides | None = None, known: dict | None = None) -> ProjectModel:
+def build_model(
+    root: str, overrides: Overrides | None = None, known: dict | None = None, build_file_size_limit: int = 0,
+    budget: WorkBudget | None = None,
+) -> ProjectModel:
     """Read a project's build files and C/C++ directives (see the module docstring). `known`:
-    directives of files the scan has already read (absolute path -> FileDirectives)."""
+    directives of files the scan has already read (absolute path -> FileDirectives).
+    `build_file_size_limit`: a larger build file is not read (the per-file pass's
+    max-file-size; 0: no limit but the project pass's own). `budget`: the work the build
+    readers may do (rocmlint.build.budget; a new one of PROJECT_STEPS by default)."""
     root = os.path.abspath(root)
     model = ProjectModel(root)
     model.files = files = ProjectFiles(root)
     model.vendored = {path: "a git submodule" for path in _submodules(root, files)}
     build_files, sources, python_files = _walk(root)
+    budget = budget if budget is not None else WorkBudget()
     facts, model.has_rocm_side = _read_build(
-        root, build_files, model.problems, lambda path: vendored_directory(model, path) is not None, files
+        root, build_files, model.problems, lambda path: vendored_directory(model, path) is not None, files, budget,
+        build_file_size_limit,
     )
     if sources:
         from rocmlint.build.setup_py import read_extension_builders
 
-        unread_setups = [p for p in build_files if os.path.basename(p) == "setup.py" and p not in facts.files_read]
+        unread_setups = [
+            p for p in build_files
+            if os.path.basename(p) == "setup.py" and p not in facts.files_read and p not in facts.not_fully_read
+        ]
         own_python = [p for p in python_files + unread_setups if vendored_directory(model, p) is None]
-        read_extension_builders(root, own_python, sources, files.text, facts)
+        try:
+            read_extension_builders(root, own_python, sources, files.text, facts, budget, model.problems)
+        except OutOfBudget as exc:
+            model.problems.append(f"{root}: not fully read (the torch extension builders in it): {exc}; what they build is unknown")
     model.build_files = [model.relative(p) for p in facts.files_read]
-    if model.has_rocm_side and facts.files_read and facts.nvidia_toolchain is None:
+    # A build file not fully read may name an NVIDIA toolchain: then nothing says AMD only.
+    if model.has_rocm_side and facts.files_read and facts.nvidia_toolchain is None and not facts.not_fully_read:
         model.amd_only = (
             f"the project in {os.path.basename(root)}/ builds for AMD only: none of its {len(model.build_files)} build "
             "files names an NVIDIA toolchain (nvcc, sm_XX, the CUDA language)"

@@ -76,8 +76,12 @@ def apply_project_model(
             continue
         model = models.get(root)
         if model is None:
-            model = models[root] = build_model(root, overrides, known)
-            problems.extend(Problem(p.split(":", 1)[0], "build file " + p.split(": ", 1)[-1]) for p in model.problems)
+            model = models[root] = build_model(root, overrides, known, config.max_file_size)
+            said = {(os.path.abspath(p.path), p.reason) for p in problems}  # the per-file pass may have said it
+            for problem in model.problems:
+                where, reason = problem.split(":", 1)[0], "build file " + problem.split(": ", 1)[-1]
+                if (os.path.abspath(where), reason) not in said:
+                    problems.append(Problem(where, reason))
         file_gate = model.file_gate(absolute) or model.nvidia_library_gate(absolute)
         if file_gate is None and model.verdict(absolute).compiled_for not in ("rocm", "both"):
             file_gate = nvidia_only_subproject(absolute)

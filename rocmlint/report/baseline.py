@@ -16,6 +16,8 @@ from collections import Counter
 from pathlib import Path
 
 FORMAT_VERSION = 1
+# A baseline larger than this is not read: a million findings take about 150 MB.
+_MAX_BYTES = 512 << 20
 
 
 class BaselineError(ValueError):
@@ -23,7 +25,13 @@ class BaselineError(ValueError):
 
 
 def _key_path(path: str, base: Path) -> str:
-    return os.path.relpath(os.path.abspath(path), str(base)).replace(os.sep, "/")
+    """A finding's path relative to the baseline's real folder, from the real path of the
+    folder that holds it: a scan through a symbolic link to the tree (or to the baseline's
+    folder) keys each finding as a scan of the tree itself does. The file's own name is kept
+    as scanned (a link to a file is a file of its own)."""
+    absolute = os.path.abspath(path)
+    real = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+    return os.path.relpath(real, str(base)).replace(os.sep, "/")
 
 
 def _entries(findings, base: Path) -> list[dict]:
@@ -47,21 +55,41 @@ def write_baseline(path: Path, findings) -> int:
 
 
 def read_baseline(path: Path) -> Counter:
+    """The findings a baseline records. Only a regular file is read, opened without blocking
+    (a named pipe or a device is refused, never waited on), and at most _MAX_BYTES of it; JSON
+    nested too deeply to read is an error like any other bad baseline."""
+    from rocmlint.files.discovery import ReadError, TooLarge, read_regular_file
+
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise BaselineError(f"--baseline {path}: no such file (write one with --write-baseline)") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BaselineError(f"--baseline {path}: cannot read: {exc}") from exc
+        data = read_regular_file(str(path), _MAX_BYTES)
+    except TooLarge:
+        raise BaselineError(f"--baseline {path}: cannot read: larger than {_MAX_BYTES >> 20} MiB") from None
+    except ReadError as exc:
+        if not os.path.lexists(path):
+            raise BaselineError(f"--baseline {path}: no such file (write one with --write-baseline)") from None
+        raise BaselineError(f"--baseline {path}: {exc}") from None
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BaselineError(f"--baseline {path}: cannot read: {exc}") from None
+    except RecursionError:
+        raise BaselineError(f"--baseline {path}: cannot read: JSON nested too deeply") from None
     entries = document.get("findings") if isinstance(document, dict) else None
-    if not isinstance(document, dict) or document.get("rocmlint-baseline") != FORMAT_VERSION or not isinstance(entries, list):
+    version = document.get("rocmlint-baseline") if isinstance(document, dict) else None
+    # `true == 1` in Python: the version must be the number itself.
+    if type(version) is not int or version != FORMAT_VERSION or not isinstance(entries, list):
         raise BaselineError(f"--baseline {path}: not a rocmlint baseline (version {FORMAT_VERSION})")
     keys: Counter = Counter()
     for entry in entries:
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("path", "code", "fingerprint")):
-            raise BaselineError(f"--baseline {path}: an entry without path, code and fingerprint: {entry!r}")
+            raise BaselineError(f"--baseline {path}: an entry without path, code and fingerprint: {_shown(entry)}")
         keys[(entry["path"], entry["code"], entry["fingerprint"])] += 1
     return keys
+
+
+def _shown(entry) -> str:
+    text = repr(entry)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def filter_baselined(findings: list, baseline: Counter, path: Path) -> tuple[list, int]:
