@@ -44,7 +44,7 @@ def render_summary(figures: PortingFigures) -> str:
                      f"{counts.get('warning', 0)} | {counts.get('note', 0)} |")
     if figures.by_directory:
         lines += ["", "| folder | findings |", "|---|---:|"]
-        lines += [f"| `{_code(name)}` | {sum(c.values())} |" for name, c in figures.by_directory[:ROWS]]
+        lines += [f"| {md(name)} | {sum(c.values())} |" for name, c in figures.by_directory[:ROWS]]
         if len(figures.by_directory) > ROWS:
             lines.append(f"| {len(figures.by_directory) - ROWS} more folders | |")
     if figures.by_component:
@@ -57,7 +57,3 @@ def render_summary(figures: PortingFigures) -> str:
             lines.append(f"| {md(row.id)} {md(row.title)} | {row.count} | {link} |")
     return "\n".join(lines) + "\n"
 
-
-def _code(text: str) -> str:
-    """Text inside a code span in a table cell: no backtick ends it, no pipe ends the cell."""
-    return " ".join(str(text).split()).replace("`", "'").replace("|", "\\|")
