@@ -74,8 +74,11 @@ def test_report_counts_what_scan_finds(tmp_path):
         assert f"{shown}:{finding['line']}:{finding['column']}" in text
         assert f"check-{finding['code']}" in page.ids
     assert f"#check-{document['findings'][0]['code']}" in page.links
-    # The gated count is the scan's.
+    # The gated count is the scan's, and its reasons (with their checks) add up to it.
     assert f"{document['gated_count']} hits are not reported" in text
+    gated_section = out.read_text(encoding="utf-8").split('<section id="gated">')[1].split("</section>")[0]
+    hits = [int(n) for n in re.findall(r"</td><td>(\d+)</td><td>(?:<a |ROCM)", gated_section)]
+    assert sum(hits) == document["gated_count"] > 0
     # One file: nothing is fetched at view time (only in-page anchors and links to the docs).
     for link in page.links:
         assert link.startswith(("#", "data:", "https://github.com/rocmlint/rocmlint/blob/main/checks/")), link
@@ -107,13 +110,16 @@ def test_names_from_the_scanned_tree_are_text_on_the_page_and_in_the_summary(tmp
     hostile.write_text("import pynvml\n", encoding="utf-8")
     (tree / ".github").mkdir()
     (tree / ".github" / "CODEOWNERS").write_text("* @team-<b>bold</b>\n", encoding="utf-8")
+    (tree / "<u>latin1.py").write_bytes(b"# caf\xe9\nimport pynvml\n")  # not UTF-8: listed as not analysed
     done, out = _report(tmp_path, str(tree), "--summary", str(tmp_path / "summary.md"), "--title", "<i>t</i>")
     assert done.returncode == 1, done.stderr
     page = _page(out)
     html_text = out.read_text(encoding="utf-8")
     assert "<script>alert(1)" not in html_text and "<img src=x" not in html_text and "<b>bold" not in html_text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;.py" in html_text
-    assert page.tags.count("script") == 1 and "img" not in page.tags and "b" in page.tags  # <b> only where the page puts it
+    assert page.tags.count("script") == 1 and "img" not in page.tags and "u" not in page.tags
+    assert "<title>&lt;i&gt;t&lt;/i&gt;</title>" in html_text
+    assert "&lt;u&gt;latin1.py" in html_text and "1 file not analysed" in html_text
     assert any("<script>alert(1)</script>.py:1:1" in t for t in page.text)  # shown as the name it is
     assert "@team-<b>bold</b>" in " ".join(page.text)
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")

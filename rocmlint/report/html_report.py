@@ -79,7 +79,17 @@ def _cards(figures: PortingFigures) -> str:
     ) + "</div>"
 
 
+def _problems(figures: PortingFigures) -> str:
+    if not figures.problems:
+        return ""
+    rows = [[f"<code>{_e(name)}{f':{line}' if line else ''}</code>", _e(reason)] for name, line, reason in figures.problems]
+    return (f"<details><summary>{len(rows)} file{'s' if len(rows) != 1 else ''} not analysed</summary>"
+            + _table(["file", "why"], rows) + "</details>")
+
+
 def _effort_section(figures: PortingFigures) -> str:
+    if not figures.findings:
+        return "<p>No findings: nothing to do.</p>"
     labels = {e.key: e.label for e in EFFORTS}
     total = len(figures.findings) or 1
     stacked = ['<svg class="chart" role="img" width="760" height="34" viewBox="0 0 760 34" xmlns="http://www.w3.org/2000/svg">']
@@ -172,16 +182,20 @@ def render_html(figures: PortingFigures, *, rocm_version=None, generated: dateti
         rows = [[_e(owner), str(n), str(files)] for owner, n, files in figures.by_component]
         components = (f"<p>Owners from <code>{_e(figures.codeowners)}</code> (the last matching line decides).</p>" + chart
                       + _table(["owners", "findings", "files"], rows))
-    gated_rows = [[_e(reason or "(no reason recorded)"), str(n)] for reason, n in figures.gated[:200]]
+    documented = {row.id for row in figures.checks}
+    gated_rows = [[_e(reason or "(no reason recorded)"), str(n),
+                   ", ".join(f'<a href="#{_anchor(code)}">{_e(code)}</a> {k}' if code in documented else f"{_e(code)} {k}"
+                             for code, k in checks.most_common())]
+                  for reason, n, checks in figures.gated[:200]]
     gated_more = len(figures.gated) - len(gated_rows)
     gated = (
         f"<p>{figures.gated_total} hits are not reported because the code is already gated for one GPU stack or the ROCm build "
         "never compiles it (<code>rocmlint explain gates</code>; <code>rocmlint scan --show-gated</code> lists each).</p>"
-        + (_table(["reason", "hits"], gated_rows) if gated_rows else "")
+        + (_table(["reason", "hits", "checks"], gated_rows) if gated_rows else "")
         + (f"<p>{gated_more} more reasons not listed.</p>" if gated_more > 0 else "")
     )
     sections = [
-        ("overview", "Overview", _cards(figures)),
+        ("overview", "Overview", _cards(figures) + _problems(figures)),
         ("families", "By check family", _legend(SEVERITY_COLOURS) + _bars(families, SEVERITY_COLOURS)),
         ("directories", "By folder",
          _legend(SEVERITY_COLOURS) + _bars(directories, SEVERITY_COLOURS)

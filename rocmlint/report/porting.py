@@ -119,9 +119,10 @@ class PortingFigures:
     by_component: list[tuple[str, int, int]] | None  # (owners, findings, files); None: no CODEOWNERS
     codeowners: str | None  # the CODEOWNERS file read, as shown
     checks: list[CheckRow]
-    gated: list[tuple[str, int]]  # (reason, hits), most first
+    gated: list[tuple[str, int, Counter]]  # (reason, hits, hits per check), most first
     gated_total: int
     skipped: int
+    problems: list[tuple[str, int | None, str]]  # files not analysed: (name, line, reason)
     trend: Trend | None
     efforts: dict = field(default_factory=dict)  # finding -> effort key
 
@@ -191,6 +192,9 @@ def build_figures(result, paths: list[Path], *, previous: dict | None = None, ti
         by_component = sorted(((owner, len(files), len(set(files))) for owner, files in owned.items()), key=lambda r: (-r[1], r[0]))
 
     gate_counts = Counter(gate_kind(f.gate or "") for f in result.gated)
+    gate_checks: dict[str, Counter] = {}
+    for f in result.gated:
+        gate_checks.setdefault(gate_kind(f.gate or ""), Counter())[f.check_id] += 1
     return PortingFigures(
         title=title or f"ROCm porting report: {root.name or root}",
         scanned=[shown_name(str(p)) for p in paths],
@@ -204,9 +208,10 @@ def build_figures(result, paths: list[Path], *, previous: dict | None = None, ti
         by_component=by_component,
         codeowners=shown_name(_relative(str(codeowners.path), root)) if codeowners is not None else None,
         checks=rows,
-        gated=sorted(gate_counts.items(), key=lambda item: (-item[1], item[0])),
+        gated=[(reason, n, gate_checks[reason]) for reason, n in sorted(gate_counts.items(), key=lambda item: (-item[1], item[0]))],
         gated_total=len(result.gated),
         skipped=len(result.problems),
+        problems=[(shown_name(_relative(p.path, root)), p.line, p.reason) for p in result.problems],
         trend=_trend(previous, findings, shown_paths, len(result.gated)) if previous is not None else None,
         efforts=efforts,
     )
