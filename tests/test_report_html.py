@@ -193,3 +193,12 @@ def test_effort_and_family_come_from_the_finding_and_its_check():
     assert effort_of(finding("ROCM102"), check_by_id("ROCM102")) == "rewrite"
     assert [family_of(c) for c in ("ROCM001", "ROCM109", "ROCM216", "ROCM312", "ROCM901")] == [
         "ROCM0xx", "ROCM1xx", "ROCM2xx", "ROCM3xx", "ROCM9xx"]
+
+
+def test_gate_reasons_of_one_kind_count_together_whatever_their_line():
+    from rocmlint.report.porting import gate_kind
+
+    assert gate_kind("inside `#ifdef USE_ROCM` (line 27), code for one GPU stack") == gate_kind(
+        "inside `#ifdef USE_ROCM` (line 80), code for one GPU stack") == "inside `#ifdef USE_ROCM`, code for one GPU stack"
+    assert gate_kind("CMakeLists.txt:602 (under `if(A)`, line 554)") == "CMakeLists.txt:602 (under `if(A)`)"
+    assert gate_kind("inside `#ifdef USE_ROCM`") != gate_kind("inside `#ifndef USE_ROCM`")

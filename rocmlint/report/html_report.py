@@ -40,7 +40,8 @@ def _bars(rows: list[tuple[str, dict]], colours: dict, *, label_width: int = 260
     for index, (label, parts) in enumerate(rows):
         y = index * row_height + 3
         total = sum(parts.values())
-        shown = label if len(label) <= 38 else "…" + label[-37:]
+        room = (label_width - 12) // 7  # characters of 12px text that fit left of the bars
+        shown = label if len(label) <= room else "…" + label[-(room - 1):]
         text = f'<text x="{label_width - 8}" y="{y + 15}" text-anchor="end"><title>{_e(label)}</title>{_e(shown)}</text>'
         out.append(f'<a href="{_e(link(label))}">{text}</a>' if link else text)
         x = float(label_width)

@@ -141,7 +141,7 @@ def gate_kind(reason: str) -> str:
     return _GATE_LINE.sub("", reason)
 
 
-_GATE_LINE = re.compile(r" \(line \d+\)")
+_GATE_LINE = re.compile(r" \(line \d+\)|, line \d+(?=\))")
 
 
 def directory_of(relative: str, depth: int = 2) -> str:
