@@ -785,12 +785,12 @@ def _report(args) -> int:
         if chosen is not None and refusal(str(chosen)) is None:
             cache_dir = str(chosen)
     with _Progress(args) as progress:
-        result, _ = scan_paths(
+        result, checks = scan_paths(
             paths, settings, jobs=args.jobs, use_project=not args.no_project, force_exclude=args.force_exclude,
             progress=progress, cache_dir=cache_dir, honour_noqa=not args.ignore_noqa,
         )
     if args.baseline:
-        result = _without_baselined(args, result, paths, [])
+        result = _without_baselined(args, result, paths, checks)
     figures = build_figures(result, paths, previous=previous, title=args.title)
     _write_report(args.html_output, render_html(figures, rocm_version=_rocm_version(settings, paths[0])))
     if args.summary:

@@ -232,10 +232,10 @@ h2{border-bottom:2px solid #d5d8dc;padding-bottom:4px;margin-top:32px}
 border-radius:6px;padding:10px 16px;min-width:120px}.card b{display:block;font-size:26px}.card span{color:#566573}
 .chart text{font-size:12px;fill:#1c2833}.chart a text{fill:#1a5276}.chart .n{fill:#566573}.chart .on{fill:#fff;font-weight:bold}
 .legend span{margin-right:14px}.legend i,.sw{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px;border-radius:2px}
-table{border-collapse:collapse;margin:8px 0;background:#fff}th,td{border:1px solid #d5d8dc;padding:4px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0;background:#fff;max-width:100%}td code{word-break:break-all}th,td{border:1px solid #d5d8dc;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eaeded}table.sortable th{cursor:pointer}table.findings td:last-child{max-width:560px}
 .sev{border-radius:3px;padding:0 5px;color:#fff;font-size:12px}.sev.error{background:#c0392b}.sev.warning{background:#d68910}.sev.note{background:#2e86c1}
-pre{background:#f4f6f6;border:1px solid #d5d8dc;padding:8px;overflow:auto}.fixit{border-left:4px solid #aab7b8;padding-left:12px;margin:16px 0}
+pre{background:#f4f6f6;border:1px solid #d5d8dc;padding:8px;overflow:auto;white-space:pre-wrap}.chart{max-width:100%;height:auto}.fixit{border-left:4px solid #aab7b8;padding-left:12px;margin:16px 0}
 .fixit:target{border-left-color:#2e86c1;background:#ebf5fb}.big{font-size:18px}.js-only{display:none}.none{color:#566573}
 """
 
