@@ -160,6 +160,18 @@ def _parser() -> argparse.ArgumentParser:
 
     _add_report_parser(commands)
 
+    server = commands.add_parser(
+        "server",
+        allow_abbrev=False,
+        help="run the language server on standard input and output (needs rocmlint[server])",
+        description="A Language Server Protocol server over stdio for every file rocmlint reads: diagnostics as you "
+        "type, quick fixes, noqa actions and the fix-it as a hover. Editors start it; see the README for their settings.",
+    )
+    server.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor keep per-file results of saved files (kept where `scan` keeps them, see scan --cache-dir)",
+    )
     commands.add_parser(
         "doctor",
         allow_abbrev=False,
@@ -894,6 +906,10 @@ def main(argv: list[str] | None = None) -> int:
             return _rules(args)
         if args.command == "explain":
             return _explain(args)
+        if args.command == "server":
+            from rocmlint.server import main as server_main
+
+            return server_main(use_cache=not args.no_cache)
     except (UsageError, ConfigError, SelectionError, CheckFileError, BaselineError, PreviousReportError) as exc:
         print(f"rocmlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

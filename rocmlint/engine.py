@@ -287,6 +287,31 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
     return findings
 
 
+def check_source_kept(source: SourceFile, data: bytes, checks: Sequence[Check], cache) -> tuple[list[Finding], list[Problem]]:
+    """check_source with `keep_gated`, through a result cache (rocmlint.files.result_cache):
+    the result kept for the same bytes (`data`, the text's bytes as read) and inputs, else the
+    text checked and its result kept. For text that is not read by check_file (the language
+    server's documents); its C/C++ directives are never collected."""
+    key = cache.key(source.path, source.language, data, False)
+    kept = cache.get(key)
+    if kept is not None:
+        return kept
+    return _checked_and_kept(source, checks, cache, key, None)
+
+
+def _checked_and_kept(source: SourceFile, checks, cache, key: str, relevant) -> tuple[list[Finding], list[Problem]]:
+    from rocmlint.files.result_cache import record_questions, stop_recording
+
+    questions = record_questions()
+    try:
+        findings, problems = check_source(source, checks, keep_gated=True, relevant=relevant)
+    finally:
+        stop_recording()
+    if not any(p.internal for p in problems):
+        cache.put(key, questions, findings, problems)
+    return findings, problems
+
+
 def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Check], target=None) -> list[Finding]:
     """For the flake8 face: reuse flake8's tree, never parse again."""
     source = SourceFile(path, text, "python", python_tree=tree, target=target)
@@ -345,16 +370,7 @@ def check_file(
             return [], []
         if key is None:
             return check_source(source, checks, keep_gated=True, relevant=relevant, honour_noqa=honour_noqa)
-        from rocmlint.files.result_cache import record_questions, stop_recording
-
-        questions = record_questions()
-        try:
-            findings, problems = check_source(source, checks, keep_gated=True, relevant=relevant)
-        finally:
-            stop_recording()
-        if not any(p.internal for p in problems):
-            cache.put(key, questions, findings, problems)
-        return findings, problems
+        return _checked_and_kept(source, checks, cache, key, relevant)
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise

@@ -2,7 +2,8 @@
 
 `--stdin-filename PATH` says what the text is: its language comes from the name, its
 configuration from the folder (as for a file there), and reports name it. Without a name the
-text is taken as Python and shown as `-`. The text is never written anywhere.
+text is taken as Python and shown as `-`. The text is never written anywhere (a caller that
+passes `cache_dir` has its result kept there, as a scan keeps a file's).
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ from rocmlint.findings import Problem, ScanResult
 
 
 def scan_text(
-    data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False, honour_noqa: bool = True
+    data: bytes, filename: str | None, settings, *, use_project: bool = True, force_exclude: bool = False, honour_noqa: bool = True,
+    models: dict | None = None, import_graphs: dict | None = None, scan_roots=None, cache_dir: str | None = None,
 ) -> ScanResult:
+    """Check `data` as the file `filename` (see the module docstring). `models`, `import_graphs`:
+    project models and Python import graphs kept by the caller between calls, by project root; `scan_roots`: the folders the user
+    works in (outside git, no project starts above them); see rocmlint.project.gating.
+    `cache_dir`: read and keep the per-file result there (rocmlint.files.result_cache), for
+    text the caller knows to be the file's as saved."""
     from rocmlint.engine import apply_preview, check_source
     from rocmlint.project.gating import apply_project_model
     from rocmlint.findings import Finding
@@ -53,14 +60,22 @@ def scan_text(
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     source = SourceFile(shown, text, language, target=config.target)
     try:
-        hits, problems = check_source(source, checks, keep_gated=True, honour_noqa=honour_noqa)
+        if cache_dir is not None and honour_noqa:
+            from rocmlint.engine import check_source_kept
+            from rocmlint.files.result_cache import ResultCache, scan_salt
+
+            hits, problems = check_source_kept(source, data, checks, ResultCache(cache_dir, scan_salt(checks, config.target)))
+        else:
+            hits, problems = check_source(source, checks, keep_gated=True, honour_noqa=honour_noqa)
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         hits, problems = [], [Problem(shown, f"internal error while checking: {type(exc).__name__}: {exc}")]
     result.problems.extend(problems)
     if use_project and filename:
-        hits = apply_project_model(hits, checks, config, result.problems)
+        hits = apply_project_model(
+            hits, checks, config, result.problems, scanned=scan_roots, models=models, import_graphs=import_graphs
+        )
     if not config.preview:
         hits = apply_preview(hits, checks) if filename else [h for h in hits if not _in_preview_anywhere(h, checks)]
     ignored = settings.ignored_here(config, filename) if filename else ()

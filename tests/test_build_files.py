@@ -119,6 +119,22 @@ def test_shell_gates_cover_every_arm_of_a_case_and_the_tail_of_a_test_list(tmp_p
     assert "`rocm)`" in hits[0][3]
 
 
+def test_shell_code_after_an_early_exit_on_a_stack_test_is_gated(tmp_path):
+    hits = _hits(tmp_path / "run.sh", """\
+        if [ -z "$IMAGE" ]; then
+          exit 1
+        fi
+        docker run --gpus all img
+        if command -v rocminfo >/dev/null 2>&1; then
+          echo "ROCm: skipped"
+          exit 0
+        fi
+        docker run --gpus=all img
+        """)
+    assert [(h[1], h[3] is not None) for h in hits] == [(4, False), (9, True)]
+    assert hits[1][3].startswith("after `if command -v rocminfo >/dev/null 2>&1` (line 5) exits early")
+
+
 def test_dockerfile_heredoc_and_continuations_keep_positions(tmp_path):
     hits = _hits(tmp_path / "Dockerfile", """\
         FROM python:3.11

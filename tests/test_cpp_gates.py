@@ -276,7 +276,12 @@ def test_unterminated_gate_runs_to_the_end_of_the_file():
         ("false", 0),
         ("1", 1),
         ("FOO", None),
-        ("CUDA_VERSION >= 12000", None),
+        # CUDA's toolkit version: undefined under HIP, or TORCH_HIP_VERSION (~700) after
+        # PyTorch's hipify; below every CUDA release either way, defined or not unknown.
+        ("CUDA_VERSION >= 12000", 0),
+        ("defined(CUDART_VERSION) && CUDART_VERSION >= 11000", 0),
+        ("!defined(CUDA_VERSION) || CUDA_VERSION < 11000", 1),
+        ("defined(CUDA_VERSION)", None),
         ("defined(__CUDA_ARCH__)", 0),
         ("defined __CUDA_ARCH__", 0),
         ("!defined(__CUDA_ARCH__)", 1),

@@ -459,7 +459,7 @@ def test_checks_of_code_hip_compiles_read_the_amd_side_of_a_stack_test(cwd):
                 __device__ float d(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }
                 #endif
                 #ifdef USE_ROCM
-                #define BOUNDS __launch_bounds__(256, 4)
+                #define BOUNDS __launch_bounds__(512, 4)
                 #endif
             """,
         },
@@ -474,7 +474,7 @@ def test_checks_of_code_hip_compiles_read_the_amd_side_of_a_stack_test(cwd):
 def test_a_project_that_builds_for_amd_only_writes_launch_bounds_for_hip(cwd):
     files = {
         "CMakeLists.txt": "project(k LANGUAGES CXX HIP)\nadd_library(k k.hip)  # -Wno-nvcc-compat is a clang flag\n",
-        "k.hip": "__global__ void __launch_bounds__(256, 2) k(float* x) {}\n",
+        "k.hip": "__global__ void __launch_bounds__(1024, 2) k(float* x) {}\n",
     }
     document = _scan(_project(cwd / "amd", files), "--select", "ROCM207")
     assert document["findings"] == []

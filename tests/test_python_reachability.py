@@ -47,7 +47,7 @@ def _scan(root) -> tuple[set, dict]:
 
 def _dual_vendor(tmp_path, **extra) -> str:
     files = {
-        "proj/setup.py": "# builds with hipcc on ROCm\nfrom setuptools import setup\nsetup(name='pkg')\n",
+        "proj/setup.py": "from setuptools import setup\nCOMPILER = 'hipcc'  # the ROCm build\nsetup(name='pkg')\n",
         "proj/pkg/__init__.py": "",
         "proj/pkg/dispatch.py": DISPATCH,
         "proj/pkg/cutlass_kernels.py": FP8,
@@ -61,7 +61,7 @@ def test_a_module_only_the_nvidia_side_imports_is_gated_with_the_import(tmp_path
     root = os.path.join(_dual_vendor(tmp_path), "proj")
     reported, gated = _scan(root)
     assert "pkg/cutlass_kernels.py" not in reported
-    assert gated["pkg/cutlass_kernels.py"].startswith("imported only by code for one GPU stack: pkg/dispatch.py:6")
+    assert gated["pkg/cutlass_kernels.py"].startswith("imported only by code that never runs on AMD: pkg/dispatch.py:6")
     assert "not taken on AMD" in gated["pkg/cutlass_kernels.py"]
 
 
@@ -99,7 +99,7 @@ def test_followed_through_a_module_that_is_itself_nvidia_only(tmp_path):
     }), "proj")
     reported, gated = _scan(root)
     assert "pkg/cutlass_helpers.py" not in reported
-    assert "in a module imported only by code for one GPU stack: pkg/dispatch.py:6" in gated["pkg/cutlass_helpers.py"]
+    assert "in a module imported only by code that never runs on AMD: pkg/dispatch.py:6" in gated["pkg/cutlass_helpers.py"]
 
 
 def test_a_project_with_no_amd_side_keeps_every_finding(tmp_path):
@@ -144,3 +144,32 @@ def test_what_never_runs_on_amd(code, runs):
     index = PythonIndex(tree)
     target = next(n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "TARGET")
     assert (not_on_amd(target, index.parents) is None) is runs
+
+
+@pytest.mark.parametrize("line", ["import cutlass.cute as cute", "from deep_gemm import fp8_gemm_nt", "import flash_attn_interface"])
+def test_a_module_that_imports_an_nvidia_only_package_at_its_top_never_runs_on_amd(tmp_path, line):
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/pkg/sm90_kernels.py": line + "\n" + FP8,
+        "proj/tests/test_sm90.py": line + "\n" + FP8,
+        "proj/pkg/lazy.py": "def load():\n    " + line + "\n" + FP8,
+    }), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/sm90_kernels.py" not in reported and "tests/test_sm90.py" not in reported
+    assert gated["pkg/sm90_kernels.py"].startswith(f"imports `{line.split()[1].split('.')[0]}` at its top level (line 1)")
+    assert "pkg/lazy.py" in reported  # imported only when load() runs
+
+
+def test_a_module_that_imports_an_extension_only_an_nvidia_only_package_builds(tmp_path):
+    """FlashAttention's flash_attn/ops/fused_dense.py imports fused_dense_lib, which only
+    csrc/fused_dense_lib/setup.py builds, with CUDA and no ROCm side."""
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/csrc/fused_dense_lib/setup.py": (
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "setup(ext_modules=[CUDAExtension(name='fused_dense_lib', sources=['fused_dense_cuda.cu'])])\n"),
+        "proj/pkg/fused_dense.py": "import fused_dense_lib as fused_dense_cuda\n" + FP8,
+        "proj/pkg/dense_other.py": "import fused_dense_library\n" + FP8,
+    }), "proj")
+    reported, gated = _scan(root)
+    assert gated["pkg/fused_dense.py"].startswith(
+        "imports `fused_dense_lib` at its top level (line 1): an extension only csrc/fused_dense_lib/setup.py builds, for NVIDIA")
+    assert "pkg/dense_other.py" in reported

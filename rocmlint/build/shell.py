@@ -69,6 +69,9 @@ def _word(node) -> Word:
 
 def _gate(node) -> str | None:
     """Why a node only runs on one GPU stack, or None."""
+    early = _after_early_exit(node)
+    if early is not None:
+        return early
     for ancestor in node.ancestors():
         kind = ancestor.kind()
         if kind == "if_statement":
@@ -90,6 +93,29 @@ def _gate(node) -> str | None:
             first = ancestor.child(0)
             if first is not None and not _contains(first, node) and names_stack(first.text()):
                 return f"after `{excerpt(first.text())}` (line {ancestor.range().start.line + 1}), which asks for the GPU stack"
+    return None
+
+
+def _after_early_exit(node) -> str | None:
+    """`if command -v rocminfo >/dev/null; then exit 0; fi` before a command, in the same
+    script or block: what follows runs on the other GPU stack only."""
+    current = node
+    while current is not None:
+        for earlier in current.prev_all():
+            if earlier.kind() != "if_statement":
+                continue
+            conditions = _if_conditions(earlier)
+            if not conditions or not any(names_stack(c.text()) for c in conditions):
+                continue
+            if any(clause.kind() in ("elif_clause", "else_clause") for clause in earlier.children()):
+                continue
+            body = [c for c in earlier.children() if c.is_named() and c not in conditions and c.kind() != "comment"]
+            last = body[-1] if body else None
+            name = last.field("name") if last is not None and last.kind() == "command" else None
+            if name is not None and name.text() in ("exit", "return"):
+                line = earlier.range().start.line + 1
+                return f"after `if {excerpt(conditions[0].text())}` (line {line}) exits early, which asks for the GPU stack"
+        current = current.parent()
     return None
 
 

@@ -27,7 +27,7 @@ def docs_url(check: Check) -> str:
     return f"{REPOSITORY_URL}/blob/main/checks/{check.source}"
 
 
-def _fence(check: Check) -> str:
+def code_fence(check: Check) -> str:
     return _FENCE.get(check.languages[0], "text")
 
 
@@ -62,7 +62,7 @@ def _measured(check: Check) -> str:
 
 def render_markdown(check: Check) -> str:
     example = check.invalid_examples[0]
-    fence = _fence(check)
+    fence = code_fence(check)
     runtime = f"\n\nThe runtime helper: `{check.fix.runtime}`." if check.fix and check.fix.runtime else ""
     references = "\n".join(f"- <{ref}>" for ref in check.references)
     return (

@@ -40,6 +40,13 @@ NVIDIA_COMPILER_ONLY = re.compile(
 )
 
 
+# The CUDA toolkit's version macros (cuda.h's CUDA_VERSION, cuda_runtime_api.h's
+# CUDART_VERSION), which HIP does not define. PyTorch's hipify renames CUDA_VERSION to
+# TORCH_HIP_VERSION (major * 100 + minor: 700 for ROCm 7.0), so whether it is defined is
+# unknown, but under HIP its value is below any CUDA release's (7000 for CUDA 7.0): taken as 0.
+CUDA_TOOLKIT_VERSION = re.compile(r"^(CUDA_VERSION|CUDART_VERSION|__CUDART_API_VERSION)$")
+
+
 @dataclass(frozen=True)
 class MacroFact:
     defined: bool | None  # None: unknown
@@ -49,6 +56,7 @@ class MacroFact:
 
 UNDEFINED = MacroFact(False, 0)
 UNKNOWN_MACRO = MacroFact(None, None)
+CUDA_TOOLKIT_UNDER_HIP = MacroFact(None, 0)
 
 
 @dataclass
@@ -71,6 +79,8 @@ class MacroTable:
             return fact
         if NVIDIA_COMPILER_ONLY.match(name):
             return UNDEFINED
+        if CUDA_TOOLKIT_VERSION.match(name):
+            return CUDA_TOOLKIT_UNDER_HIP
         return UNKNOWN_MACRO
 
     def is_platform(self, word: str) -> bool:

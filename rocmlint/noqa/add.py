@@ -53,7 +53,7 @@ def _dockerfile_run_line(lines: list[str], index: int) -> bool:
     return not rest.startswith("[")  # exec form: JSON, no comments
 
 
-def _same_meaning(language: str, before: str, after: str) -> bool:
+def same_meaning(language: str, before: str, after: str) -> bool:
     try:
         if language == "python":
             import ast
@@ -71,6 +71,20 @@ def _same_meaning(language: str, before: str, after: str) -> bool:
     except Exception:  # a file that no longer parses has changed meaning
         return False
     return True
+
+
+def line_with_noqa(language: str | None, lines: list[str], number: int, codes: list[str]) -> tuple[str | None, str]:
+    """Line `number` (1-based) of `lines` with a suppression comment for `codes` (codes already
+    listed there kept), or None and why no comment may go on it. Whether the file still means
+    the same is asked of the whole text (same_meaning)."""
+    line = lines[number - 1]
+    if language == "dotenv":
+        return None, ".env files keep `# ...` in the value for docker --env-file"
+    if line.rstrip().endswith("\\"):
+        return None, "the line continues on the next one (backslash)"
+    if language == "dockerfile" and not _dockerfile_run_line(lines, number - 1):
+        return None, "in a Dockerfile `#` is a comment only in shell-form RUN lines"
+    return _with_codes(line, codes, slash=language == "cpp"), ""
 
 
 def add_noqa(findings) -> NoqaReport:
@@ -93,30 +107,22 @@ def add_noqa(findings) -> NoqaReport:
         lines = text.replace("\r\n", "\n").split("\n")
         wanted: dict[int, str] = {}
         for number, codes in sorted(by_line.items()):
-            line = lines[number - 1]
-            if language == "dotenv":
-                report.refused.append((path, number, ".env files keep `# ...` in the value for docker --env-file"))
-                continue
-            if line.rstrip().endswith("\\"):
-                report.refused.append((path, number, "the line continues on the next one (backslash)"))
-                continue
-            if language == "dockerfile" and not _dockerfile_run_line(lines, number - 1):
-                report.refused.append((path, number, "in a Dockerfile `#` is a comment only in shell-form RUN lines"))
-                continue
-            new_line = _with_codes(line, codes, slash=language == "cpp")
-            if new_line != line:
+            new_line, why = line_with_noqa(language, lines, number, codes)
+            if new_line is None:
+                report.refused.append((path, number, why))
+            elif new_line != lines[number - 1]:
                 wanted[number] = new_line
         if not wanted:
             continue
         before = "\n".join(lines)
         for number, new_line in wanted.items():
             lines[number - 1] = new_line
-        if not _same_meaning(language, before, "\n".join(lines)):
+        if not same_meaning(language, before, "\n".join(lines)):
             # Find the lines at fault one by one (a line that ends inside a string, say).
             lines = before.split("\n")
             for number, new_line in list(wanted.items()):
                 old_line, lines[number - 1] = lines[number - 1], new_line
-                if not _same_meaning(language, before, "\n".join(lines)):
+                if not same_meaning(language, before, "\n".join(lines)):
                     lines[number - 1] = old_line
                     del wanted[number]
                     report.refused.append((path, number, "a comment there would change the file's contents (inside a string?)"))

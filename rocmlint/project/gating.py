@@ -18,14 +18,17 @@ from rocmlint.findings import Finding, Problem
 
 def apply_project_model(
     findings: list[Finding], checks: Sequence, config: Config, problems: list[Problem], known: dict | None = None,
-    scanned: Sequence | None = None,
+    scanned: Sequence | None = None, models: dict | None = None, import_graphs: dict | None = None,
 ) -> list[Finding]:
     """Look again at every C/C++ hit with what its project's build says (rocmlint.project):
     hits in files the ROCm build never compiles, under macros the project defines only for
     NVIDIA, or in calls a HIP shim rewrites are gated; hits the file alone took for dead code
     come back when the project defines the macro for HIP. Built only for projects with hits.
     `scanned`: the paths the user asked to scan; outside git, no project starts above them
-    (project_ceiling)."""
+    (project_ceiling). `models` and `import_graphs`: the project models and Python import
+    graphs already built, by project root; a long-lived caller (the language server) keeps
+    them between calls and empties them when what they were read from changes. New ones are
+    added to them."""
     from dataclasses import replace as replaced
 
     from rocmlint.build.project_root import find_project_root, nvidia_only_subproject
@@ -34,7 +37,8 @@ def apply_project_model(
     by_id = {c.id: c for c in checks}
     by_path: dict[str, list[int]] = {}
     folders = _folders(scanned or ())
-    import_graphs: dict[str, object] = {}
+    if import_graphs is None:
+        import_graphs = {}
     for index, finding in enumerate(findings):
         check = by_id.get(finding.check_id)
         if check is None or not check.gated:
@@ -52,7 +56,8 @@ def apply_project_model(
     from rocmlint.project import build_model
 
     overrides = _overrides(config)
-    models: dict[str, object] = {}
+    if models is None:
+        models = {}
     for path, indexes in by_path.items():
         absolute = os.path.abspath(path)
         root = find_project_root(os.path.dirname(absolute), project_ceiling(absolute, folders))

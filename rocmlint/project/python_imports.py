@@ -37,6 +37,18 @@ _MAX_DEPTH = 4
 _IMPORT = re.compile(
     r"\n[ \t]*(?:from[ \t]+(?P<base>[.\w]+)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]+)|import[ \t]+(?P<modules>[^\n#;]+))",
 )
+# Third-party modules that exist only for NVIDIA GPUs: a module that imports one at its top level
+# (outside any `try`, `if` or function) fails to import on AMD, and none of its code runs there.
+NVIDIA_ONLY_MODULES = {
+    "cutlass": "NVIDIA's CUTLASS Python DSL (CuTe DSL), which compiles for NVIDIA GPUs only",
+    "deep_gemm": "DeepGEMM, whose kernels are built with CUDA for Hopper and Blackwell GPUs",
+    "flash_attn_interface": "FlashAttention-3, built with CUDA 12.3+ for Hopper GPUs only",
+}
+_TOP_LEVEL_NVIDIA_IMPORT = re.compile(
+    r"^(?:import|from)[ \t]+(?P<module>%s)(?![\w])" % "|".join(map(re.escape, NVIDIA_ONLY_MODULES)), re.M
+)
+# `CUDAExtension("fused_dense_lib", ...)` / `CUDAExtension(name="fused_dense_lib", ...)`.
+_CUDA_EXTENSION_NAME = re.compile(r"""CUDAExtension\(\s*(?:name\s*=\s*)?["']([\w.]+)["']""")
 _TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest)\.py$")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
@@ -54,6 +66,7 @@ class ImportGraph:
         self._indexes: dict[str, object] = {}
         self._gates: dict[str, str | None] = {}
         self._read()
+        self.nvidia_extensions = self._nvidia_only_extensions()
 
     # --- the text pass ----------------------------------------------------------------------
 
@@ -79,6 +92,24 @@ class ImportGraph:
                 for module, line in _imports_in(text, module_name(path), name == "__init__.py"):
                     self.importers.setdefault(module, []).append((path, line))
 
+    def _nvidia_only_extensions(self) -> dict[str, str]:
+        """Extension modules that only an NVIDIA-only package of the project builds
+        (FlashAttention's `csrc/fused_dense_lib/setup.py` builds `fused_dense_lib` with CUDA
+        and has no ROCm side): module name -> why."""
+        from rocmlint.build.project_root import nvidia_only_subproject
+
+        found: dict[str, str] = {}
+        for path, text in self.texts.items():
+            if os.path.basename(path) != "setup.py" or "CUDAExtension" not in text:
+                continue
+            names = _CUDA_EXTENSION_NAME.findall(text)
+            why = nvidia_only_subproject(path) if names else None
+            if why is not None:
+                where = os.path.relpath(path, self.root).replace(os.sep, "/")
+                for name in names:
+                    found[name] = f"an extension only {where} builds, for NVIDIA ({why.split(':', 1)[0]})"
+        return found
+
     # --- the question -----------------------------------------------------------------------
 
     def gate(self, path: str, _depth: int = 0) -> str | None:
@@ -93,10 +124,13 @@ class ImportGraph:
 
     def _decide(self, path: str, depth: int) -> str | None:
         name = os.path.basename(path)
+        text = self.texts.get(path)
+        unimportable = self._unimportable_on_amd(text or "")
+        if unimportable is not None:
+            return unimportable
         if depth > _MAX_DEPTH or name == "__init__.py" or _TEST_FILE.match(name):
             return None  # a package runs whenever a module in it is imported; pytest runs tests
         module = module_name(path)
-        text = self.texts.get(path)
         if module is None or text is None or re.search(r"""__name__\s*==\s*["']__main__["']""", text):
             return None
         # The package decides what it imports on AMD; its tests, benchmarks and examples are
@@ -117,7 +151,24 @@ class ImportGraph:
         importer, line, why = first
         where = os.path.relpath(importer, self.root).replace(os.sep, "/")
         more = f" and {len(imports) - 1} more" if len(imports) > 1 else ""
-        return f"imported only by code for one GPU stack: {where}:{line}{more} ({why})"
+        return f"imported only by code that never runs on AMD: {where}:{line}{more} ({why})"
+
+    def _unimportable_on_amd(self, text: str) -> str | None:
+        """Why a module's top-level imports fail on AMD: an NVIDIA-only third-party package, or
+        an extension only an NVIDIA-only package of the project builds; or None."""
+        found = _TOP_LEVEL_NVIDIA_IMPORT.search(text)
+        if found is not None:
+            module, what = found.group("module"), NVIDIA_ONLY_MODULES[found.group("module")]
+        elif self.nvidia_extensions:
+            pattern = r"^(?:import|from)[ \t]+(?P<module>%s)(?![\w.])" % "|".join(map(re.escape, self.nvidia_extensions))
+            found = re.search(pattern, text, re.M)
+            if found is None:
+                return None
+            module, what = found.group("module"), self.nvidia_extensions[found.group("module")]
+        else:
+            return None
+        line = text.count("\n", 0, found.start()) + 1
+        return f"imports `{module}` at its top level (line {line}): {what}; it cannot be imported on AMD"
 
     def _import_gate(self, importer: str, line: int, depth: int) -> str | None:
         """Why the import statement at `line` of `importer` never runs on AMD, or None."""

@@ -43,7 +43,7 @@ __device__ void wait_for_kv(volatile int* ready) {
 }
 
 // ruleid: ROCM207
-__global__ void __launch_bounds__(256, 2) decode_attention(const float* q, const float* k, float* out, int n) {
+__global__ void __launch_bounds__(512, 2) decode_attention(const float* q, const float* k, float* out, int n) {
   // ruleid: ROCM209
   __shared__ float k_tile[2][kHeadDim][kHeadDim];
   // ruleid: ROCM215

@@ -67,11 +67,11 @@ __device__ void wait_for_kv(volatile int* ready) {
 }
 
 #if defined(__HIP_PLATFORM_AMD__)
-// CU mode: 2 blocks x 256 threads / (64 lanes x 2) = 4 wavefronts per SIMD.
-#define ATTENTION_BOUNDS __launch_bounds__(256, 4)
+// CDNA: 2 blocks x 512 threads / (64 lanes x 4 SIMDs) = 4 wavefronts per SIMD.
+#define ATTENTION_BOUNDS __launch_bounds__(512, 4)
 #else
 // ok: ROCM207
-#define ATTENTION_BOUNDS __launch_bounds__(256, 2)
+#define ATTENTION_BOUNDS __launch_bounds__(512, 2)
 #endif
 
 __global__ void ATTENTION_BOUNDS decode_attention(const float* q, const float* k, const float* alibi, float* out,
