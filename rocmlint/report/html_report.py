@@ -29,7 +29,7 @@ def _anchor(check_id: str) -> str:
     return "check-" + "".join(ch for ch in check_id if ch.isalnum())
 
 
-def _bars(rows: list[tuple[str, dict]], colours: dict, *, label_width: int = 260, width: int = 760, link=None) -> str:
+def _bars(rows: list[tuple[str, dict]], colours: dict, *, label_width: int = 260, width: int = 760) -> str:
     """A horizontal stacked bar chart as inline SVG: one row per (label, {part: count})."""
     if not rows:
         return '<p class="none">Nothing to chart.</p>'
@@ -42,8 +42,7 @@ def _bars(rows: list[tuple[str, dict]], colours: dict, *, label_width: int = 260
         total = sum(parts.values())
         room = (label_width - 12) // 7  # characters of 12px text that fit left of the bars
         shown = label if len(label) <= room else "…" + label[-(room - 1):]
-        text = f'<text x="{label_width - 8}" y="{y + 15}" text-anchor="end"><title>{_e(label)}</title>{_e(shown)}</text>'
-        out.append(f'<a href="{_e(link(label))}">{text}</a>' if link else text)
+        out.append(f'<text x="{label_width - 8}" y="{y + 15}" text-anchor="end"><title>{_e(label)}</title>{_e(shown)}</text>')
         x = float(label_width)
         for part, colour in colours.items():
             count = parts.get(part, 0)
@@ -230,12 +229,14 @@ header code{color:#f9e79f}nav a{color:#aed6f1;margin-right:2px}main{padding:8px 
 h2{border-bottom:2px solid #d5d8dc;padding-bottom:4px;margin-top:32px}
 .cards{display:flex;flex-wrap:wrap;gap:12px}.card{background:#fff;border:1px solid #d5d8dc;border-top:4px solid #5d6d7e;
 border-radius:6px;padding:10px 16px;min-width:120px}.card b{display:block;font-size:26px}.card span{color:#566573}
-.chart text{font-size:12px;fill:#1c2833}.chart a text{fill:#1a5276}.chart .n{fill:#566573}.chart .on{fill:#fff;font-weight:bold}
+.chart text{font-size:12px;fill:#1c2833}.chart .n{fill:#566573}.chart .on{fill:#fff;font-weight:bold}
 .legend span{margin-right:14px}.legend i,.sw{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px;border-radius:2px}
-table{border-collapse:collapse;margin:8px 0;background:#fff;max-width:100%}td code{word-break:break-all}th,td{border:1px solid #d5d8dc;padding:4px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0;background:#fff;max-width:100%}td code{word-break:break-all}
+th,td{border:1px solid #d5d8dc;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eaeded}table.sortable th{cursor:pointer}table.findings td:last-child{max-width:560px}
 .sev{border-radius:3px;padding:0 5px;color:#fff;font-size:12px}.sev.error{background:#c0392b}.sev.warning{background:#d68910}.sev.note{background:#2e86c1}
-pre{background:#f4f6f6;border:1px solid #d5d8dc;padding:8px;overflow:auto;white-space:pre-wrap}.chart{max-width:100%;height:auto}.fixit{border-left:4px solid #aab7b8;padding-left:12px;margin:16px 0}
+pre{background:#f4f6f6;border:1px solid #d5d8dc;padding:8px;overflow:auto;white-space:pre-wrap}.chart{max-width:100%;height:auto}
+.fixit{border-left:4px solid #aab7b8;padding-left:12px;margin:16px 0}
 .fixit:target{border-left-color:#2e86c1;background:#ebf5fb}.big{font-size:18px}.js-only{display:none}.none{color:#566573}
 """
 

@@ -56,4 +56,3 @@ def render_summary(figures: PortingFigures) -> str:
             link = f"[docs]({docs_url(row.check)})" if row.check is not None else ""
             lines.append(f"| {md(row.id)} {md(row.title)} | {row.count} | {link} |")
     return "\n".join(lines) + "\n"
-
