@@ -29,7 +29,7 @@ def _anchor(check_id: str) -> str:
     return "check-" + "".join(ch for ch in check_id if ch.isalnum())
 
 
-def _bars(rows: list[tuple[str, dict]], colours: dict, *, label_width: int = 260, width: int = 760) -> str:
+def _bars(rows: list[tuple[str, dict]], colours: dict, *, label_width: int = 300, width: int = 800) -> str:
     """A horizontal stacked bar chart as inline SVG: one row per (label, {part: count})."""
     if not rows:
         return '<p class="none">Nothing to chart.</p>'
@@ -92,12 +92,12 @@ def _effort_section(figures: PortingFigures) -> str:
         return "<p>No findings: nothing to do.</p>"
     labels = {e.key: e.label for e in EFFORTS}
     total = len(figures.findings) or 1
-    stacked = ['<svg class="chart" role="img" width="760" height="34" viewBox="0 0 760 34" xmlns="http://www.w3.org/2000/svg">']
+    stacked = ['<svg class="chart" role="img" width="800" height="34" viewBox="0 0 800 34" xmlns="http://www.w3.org/2000/svg">']
     x = 0.0
     for effort in EFFORTS:
         count = figures.by_effort.get(effort.key, 0)
         if count:
-            w = 760 * count / total
+            w = 800 * count / total
             stacked.append(f'<rect x="{x:.1f}" y="2" width="{w:.1f}" height="30" fill="{EFFORT_COLOURS[effort.key]}">'
                            f'<title>{_e(effort.label)}: {count}</title></rect>')
             if w > 28:
