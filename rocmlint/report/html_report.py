@@ -40,7 +40,7 @@ def _bars(rows: list[tuple[str, dict]], colours: dict, *, label_width: int = 300
     for index, (label, parts) in enumerate(rows):
         y = index * row_height + 3
         total = sum(parts.values())
-        room = (label_width - 12) // 7  # characters of 12px text that fit left of the bars
+        room = (label_width - 12) // 8  # characters of 12px text (wide ones, such as @, included) left of the bars
         shown = label if len(label) <= room else "…" + label[-(room - 1):]
         out.append(f'<text x="{label_width - 8}" y="{y + 15}" text-anchor="end"><title>{_e(label)}</title>{_e(shown)}</text>')
         x = float(label_width)
