@@ -158,6 +158,8 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("check_id", metavar="ROCMnnn|gates")
     explain.add_argument("--format", choices=("text", "markdown"), default="text")
 
+    _add_report_parser(commands)
+
     server = commands.add_parser(
         "server",
         allow_abbrev=False,
@@ -708,6 +710,118 @@ def _without_baselined(args, result, paths, checks):
     return result
 
 
+# --- the porting report ----------------------------------------------------------------------
+
+
+def _add_report_parser(commands) -> None:
+    report = commands.add_parser(
+        "report",
+        allow_abbrev=False,
+        help="write a porting report: one HTML page of where the work is (and a Markdown summary)",
+        description="Scan as `rocmlint scan` does and write one self-contained HTML page: findings by folder, owner "
+        "(CODEOWNERS), check family, severity and effort, gated hits with their reasons, the trend against a previous "
+        "json report, and each finding's fix-it. Every `rocmlint scan` option that chooses what is checked applies "
+        "(--select, --ignore, --exclude, --config, --preview, --rocm-version, --arch, --no-project, --no-cache, ...).",
+        epilog="Example: rocmlint report src --output report.html --previous last.json --summary \"$GITHUB_STEP_SUMMARY\"",
+    )
+    _report_options(report)
+
+
+def _report_options(parser, with_paths: bool = True) -> None:
+    if with_paths:
+        parser.add_argument("paths", nargs="*", metavar="PATH", help="files and folders to scan (default: .)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="the HTML page to write (default: rocmlint-report.html)")
+    parser.add_argument(
+        "--previous", metavar="JSON", help="a report written earlier by `rocmlint scan --format json`: the page shows the trend"
+    )
+    parser.add_argument("--summary", metavar="FILE", help="also append a Markdown summary to FILE (such as $GITHUB_STEP_SUMMARY)")
+    parser.add_argument("--title", metavar="TEXT", help="the page's title (default: ROCm porting report: FOLDER)")
+
+
+# Scan options that make no sense for a report: it writes its own format and changes no file.
+_NOT_FOR_REPORT = ("format", "fix", "unsafe_fixes", "diff", "add_noqa", "write_baseline", "fix_only", "exit_non_zero_on_fix",
+                   "statistics", "show_settings", "show_files", "sarif_category", "stdin_filename", "show_fix")
+
+
+def _report_arguments(parser, argv: list[str]):
+    """`report`'s own options, then every scan option (the same parser `scan` uses) for the rest."""
+    own = argparse.ArgumentParser(prog="rocmlint report", allow_abbrev=False, add_help=False)
+    _report_options(own, with_paths=False)
+    own.add_argument("-h", "--help", action="store_true")
+    # Paths are left to the scan parser, where they may stand before, after or between options.
+    own_args, rest = own.parse_known_args(argv)
+    if own_args.help:
+        parser.parse_args(["report", "--help"])  # prints the help and exits
+    scan_parser = parser.get_default("scan_parser")
+    defaults = vars(scan_parser.parse_args([]))
+    args = scan_parser.parse_intermixed_args(rest)
+    given = [name for name in _NOT_FOR_REPORT if getattr(args, name) != defaults[name]]
+    if given:
+        raise SystemExit(_usage_error(f"rocmlint report: --{given[0].replace('_', '-')} is a scan option a report does not take"))
+    args.command = "report"
+    args.html_output = own_args.output or "rocmlint-report.html"
+    args.previous, args.summary, args.title = own_args.previous, own_args.summary, own_args.title
+    return args
+
+
+def _usage_error(message: str) -> int:
+    print(f"rocmlint: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _report(args) -> int:
+    """A thin face over the scan: the same settings and engine as `rocmlint scan`; only the
+    rendering differs (rocmlint.report.porting counts, html_report and markdown_summary write)."""
+    from rocmlint.report.html_report import render_html
+    from rocmlint.report.markdown_summary import render_summary
+    from rocmlint.report.porting import build_figures, read_previous
+    from rocmlint.settings import scan_paths
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be 1 or more")
+    settings = _settings(args)
+    paths = [Path(p) for p in (args.paths or ["."])]
+    if "-" in args.paths:
+        raise UsageError("a report is made of files and folders, not of standard input")
+    for path in paths:
+        _check_path(path)
+    _check_output(args.html_output)
+    if args.summary:
+        _check_output(args.summary)
+    previous = read_previous(Path(args.previous)) if args.previous else None
+    cache_dir = None
+    if not args.no_cache:
+        from rocmlint.files.result_cache import default_directory, refusal
+
+        chosen = args.cache_dir or default_directory(settings.config_for(Path.cwd()).root)
+        if chosen is not None and refusal(str(chosen)) is None:
+            cache_dir = str(chosen)
+    with _Progress(args) as progress:
+        result, checks = scan_paths(
+            paths, settings, jobs=args.jobs, use_project=not args.no_project, force_exclude=args.force_exclude,
+            progress=progress, cache_dir=cache_dir, honour_noqa=not args.ignore_noqa,
+        )
+    if args.baseline:
+        result = _without_baselined(args, result, paths, checks)
+    figures = build_figures(result, paths, previous=previous, title=args.title)
+    _write_report(args.html_output, render_html(figures, rocm_version=_rocm_version(settings, paths[0])))
+    if args.summary:
+        try:
+            with open(args.summary, "a", encoding="utf-8") as summary:
+                summary.write(render_summary(figures))
+        except OSError as exc:
+            raise UsageError(f"--summary {args.summary}: cannot write: {exc.strerror or exc}") from None
+    if result.problems and not args.quiet:
+        _print_problems(result.problems)
+    print(f"rocmlint: wrote {args.html_output}: {len(result.findings)} finding{'s' if len(result.findings) != 1 else ''} "
+          f"in {result.files_scanned} files", file=sys.stderr)
+    if any(problem.internal for problem in result.problems):
+        return EXIT_ERROR
+    if args.strict and result.problems:
+        return EXIT_FINDINGS
+    return EXIT_FINDINGS if result.findings and not args.exit_zero else EXIT_CLEAN
+
+
 def _rules(args) -> int:
     from rocmlint.catalog.docs import preview_note, render_check_table
     from rocmlint.catalog.loader import load_catalog
@@ -765,7 +879,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return doctor_main(argv[1:])
     parser = _parser()
-    if argv[:1] in (["scan"], ["check"]):
+    if argv[:1] == ["report"]:
+        args = _report_arguments(parser, argv[1:])
+    elif argv[:1] in (["scan"], ["check"]):
         # Paths before, after or between the options, as ruff takes them: `scan src --no-cache tests`.
         args = parser.get_default("scan_parser").parse_intermixed_args(argv[1:])
         args.command = "scan"
@@ -779,7 +895,11 @@ def main(argv: list[str] | None = None) -> int:
     from rocmlint.config import ConfigError
     from rocmlint.engine import SelectionError
 
+    from rocmlint.report.porting import PreviousReportError
+
     try:
+        if args.command == "report":
+            return _report(args)
         if args.command in ("scan", "check"):
             return _scan(args)
         if args.command == "rules":
@@ -790,7 +910,7 @@ def main(argv: list[str] | None = None) -> int:
             from rocmlint.server import main as server_main
 
             return server_main(use_cache=not args.no_cache)
-    except (UsageError, ConfigError, SelectionError, CheckFileError, BaselineError) as exc:
+    except (UsageError, ConfigError, SelectionError, CheckFileError, BaselineError, PreviousReportError) as exc:
         print(f"rocmlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:

@@ -141,3 +141,46 @@ def test_readme_workflows_use_actions_that_run_on_node_24_and_fixed_revisions():
     assert majors["actions/checkout"] >= 5 and majors["github/codeql-action/upload-sarif"] >= 4
     revs = re.findall(r"^\s*rev:\s*(\S+)", readme, re.MULTILINE)
     assert revs and not any(rev in ("main", "master", "HEAD") for rev in revs)
+
+
+def test_action_writes_the_porting_report_and_its_summary(tmp_path):
+    """With GITHUB_STEP_SUMMARY set (as on every runner), the report step appends the Markdown
+    summary there and writes the HTML page; the scan's options (args) apply to it too."""
+    workspace, runner_temp = tmp_path / "workspace", tmp_path / "runner-temp"
+    (workspace / "src").mkdir(parents=True)
+    (workspace / "src" / "monitor.py").write_text("import pynvml\n", encoding="utf-8")
+    (workspace / "src" / "compiled.py").write_text('import torch\nm = torch.compile(m, mode="max-autotune")\n', encoding="utf-8")
+    (workspace / ".git").mkdir()
+    venv = runner_temp / "rocmlint-venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (venv / "python").chmod(0o755)
+    summary = tmp_path / "step-summary.md"
+    summary.write_text("earlier step's summary\n", encoding="utf-8")
+    env = {
+        "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(tmp_path)), "GITHUB_ACTION_PATH": str(REPO),
+        "RUNNER_TEMP": str(runner_temp), "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(summary),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    inputs = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
+    inputs.update({"paths": "src", "args": "--select ROCM001"})
+    steps = {s["name"]: s for s in ACTION["runs"]["steps"]}
+    assert steps["Porting report"]["if"] == "inputs.report == 'true'"
+    assert "${{" not in steps["Porting report"]["run"]
+    done = _run_step(steps["Porting report"], inputs, env, workspace)
+    assert done.returncode == 0, done.stderr
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step's summary\n## ROCm porting report: src\n")  # appended, not replaced
+    assert "**1 finding** (1 error, 0 warnings, 0 notes)" in text and "| ROCM001 " in text and "ROCM101" not in text
+    page = (workspace / inputs["report-file"]).read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and 'id="check-ROCM001"' in page and 'id="check-ROCM101"' not in page
+
+    # Without a step summary (another CI service), the page is still written.
+    del env["GITHUB_STEP_SUMMARY"]
+    (workspace / inputs["report-file"]).unlink()
+    done = _run_step(steps["Porting report"], inputs, env, workspace)
+    assert done.returncode == 0 and (workspace / inputs["report-file"]).is_file(), done.stderr
+
+    # A report that cannot be made warns and leaves the job to the scan's result.
+    done = _run_step(steps["Porting report"], {**inputs, "args": "--select ROCM777"}, env, workspace)
+    assert done.returncode == 0 and "::warning title=rocmlint::the porting report could not be written (exit 2)" in done.stdout
