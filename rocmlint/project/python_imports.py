@@ -13,8 +13,9 @@ finds every import of it in the project (a cheap text pass over the project's Py
 then the importing files parsed), and the module counts as code for one GPU stack where it has
 importers and no import of it runs on AMD (rocmlint.python.gates.not_on_amd: the NVIDIA side
 of a platform test, after an exit taken on AMD, a test skipped on AMD; or a module for NVIDIA
-by its name), or every import that may sits in a module that is itself imported only that way
-(followed a few levels). A module that something names in a string (a lazy registry, an entry
+by its name), or every import that may run there sits in a module that is itself imported only
+that way (followed a few levels). A module that imports an NVIDIA-only package, or an extension
+only an NVIDIA-only package of the project builds, at its top level cannot be imported on AMD. A module that something names in a string (a lazy registry, an entry
 point), a package's `__init__.py`, a test file, a script run as `__main__`, and a module
 nothing imports stay unknown, and their findings are reported.
 The pass reads files and never runs or imports them.
@@ -181,7 +182,7 @@ class ImportGraph:
             # A statement at the module's top level runs whenever the module is imported
             # (a module-level early exit before it is rare enough to leave unread).
             upstream = self.gate(importer, depth + 1)
-            return f"in a module {upstream}" if upstream else None
+            return self._inside(importer, upstream)
         index = self._index(importer)
         if index is None:
             return None
@@ -192,7 +193,14 @@ class ImportGraph:
         if why is not None:
             return why
         upstream = self.gate(importer, depth + 1)
-        return f"in a module {upstream}" if upstream else None
+        return self._inside(importer, upstream)
+
+    def _inside(self, importer: str, upstream: str | None) -> str | None:
+        """The reason of an import in a module that never runs on AMD itself."""
+        if upstream is None:
+            return None
+        where = os.path.relpath(importer, self.root).replace(os.sep, "/")
+        return f"in {where}, which {'is ' if upstream.startswith('imported') else ''}{upstream}"
 
     def _indented(self, path: str, line: int) -> bool:
         text = self.texts.get(path, "")
