@@ -254,3 +254,45 @@ def test_a_check_that_reads_both_sides_still_leaves_vendored_build_files_alone(t
     assert [os.path.relpath(f["path"], tmp_path) for f in document["findings"]] == ["CMakeLists.txt"]
     assert [g["gate"] for g in document["gated"]] == [
         "vendored code: under `3rdparty/`, another project's files that this project's build does not use"]
+
+
+def test_ci_jobs_on_nvidia_machines_are_gated_in_a_project_that_builds_for_amd(tmp_path):
+    """vLLM's Buildkite steps ask for `device: h200` or `device: mi355_dpx`; a GitHub job for
+    `runs-on: [self-hosted, h100]`. In a project that builds for AMD the NVIDIA ones never run
+    there; in a project being ported they are what the port must change, and stay reported."""
+    from rocmlint.cli import main
+    import json
+
+    pipeline = """\
+steps:
+- label: nvidia e2e
+  device: h200
+  commands:
+  - docker run --gpus all vllm-test
+- label: amd e2e
+  device: mi355_dpx
+  commands:
+  - docker run --gpus all vllm-test
+jobs:
+  test:
+    runs-on: [self-hosted, h100]
+    steps:
+    - run: docker run --gpus all img
+"""
+    for kind, build in (("amd", "COMPILER = 'hipcc'\\n"), ("nvidia", "COMPILER = 'nvcc'\\n")):
+        root = tmp_path / kind
+        (root / "ci").mkdir(parents=True)
+        (root / "setup.py").write_text(build)
+        (root / "ci" / "pipeline.yaml").write_text(pipeline)
+        out = tmp_path / f"{kind}.json"
+        main(["scan", str(root), "--select", "ROCM310", "--format", "json", "--output", str(out), "--show-gated",
+              "--exit-zero", "-q", "--preview", "--no-cache"])
+        document = json.loads(out.read_text())
+        reported = sorted(f["line"] for f in document["findings"])
+        if kind == "amd":
+            assert reported == [9]
+            gates = sorted((g["line"], g["gate"]) for g in document["gated"])
+            assert gates[0] == (5, "in a job on NVIDIA machines (`device: h200`, line 3): it never runs on AMD")
+            assert gates[1][0] == 14 and "`runs-on: self-hosted, h100`" in gates[1][1]
+        else:
+            assert reported == [5, 9, 14]

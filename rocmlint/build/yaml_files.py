@@ -11,7 +11,9 @@ What they say that matters for a port:
 - a conda environment's `dependencies:` (conda specs and its `pip:` list).
 
 Gates: the file's name, and a job, service or step whose key names a GPU stack
-(`test-rocm:`, `services: {vllm-cuda: ...}`) or whose `if:` asks for one.
+(`test-rocm:`, `services: {vllm-cuda: ...}`) or whose `if:` asks for one. In a project that
+builds or runs for AMD, also a job or step that runs on NVIDIA GPUs only by the machine it asks
+for (`runs-on: [self-hosted, h100]`, Buildkite's `device: h200`): it never runs on AMD.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ from rocmlint.build.shell import names_stack
 _SHELL_KEYS = {"run", "script", "before_script", "after_script", "commands", "command", "entrypoint", "steps_script"}
 _ENV_KEYS = {"env", "environment", "variables"}
 _FOR = {"rocm": "ROCm", "cuda": "CUDA", "other": "another platform (neither ROCm nor CUDA)"}
+# Keys that name the machine a CI job or step runs on, and the NVIDIA GPUs (or vendor) such a
+# name may give; a name that also says AMD (`mi300`, `gfx942`, `rocm`) is not NVIDIA-only.
+_RUNNER_KEYS = {"runs-on", "device", "gpu", "queue", "runner"}
+_NVIDIA_MACHINE = re.compile(
+    r"(?i)(?<![a-z0-9])(nvidia|cuda|h100|h200|h20|gh200|a100|a10g?|a6000|l4|l40s?|b100|b200|gb200|b300|t4|v100|rtx\d*)(?![a-z0-9])"
+)
+_AMD_MACHINE = re.compile(r"(?i)amd|rocm|(?<![a-z])mi\d{3}|gfx\d")
 _CONDA_SPEC = re.compile(r"^(?:([A-Za-z0-9_.-]+)::)?([A-Za-z0-9_.-]+)\s*(.*)$")
 
 
@@ -36,7 +45,9 @@ def read_yaml(view: BuildView, source, file_gate: str | None) -> None:
         documents = list(yaml.compose_all(source.text, Loader=yaml.SafeLoader))
     except yaml.YAMLError:
         return
-    reader = _Reader(view, source)
+    from rocmlint.build.project_root import project_kind
+
+    reader = _Reader(view, source, runner_gates=project_kind(source.path) == "amd")
     for document in documents:
         if document is None:
             continue
@@ -57,9 +68,10 @@ def _is_conda_environment(node) -> bool:
 
 
 class _Reader:
-    def __init__(self, view: BuildView, source):
+    def __init__(self, view: BuildView, source, runner_gates: bool = False):
         self.view = view
         self.source = source
+        self.runner_gates = runner_gates
         self.shell_spans: dict[str | None, list[tuple[int, int]]] = {}
 
     def span(self, node) -> tuple[int, int]:
@@ -77,6 +89,8 @@ class _Reader:
 
         if isinstance(node, yaml.MappingNode):
             gate = join_gates(gate, self._condition_gate(node))
+            if self.runner_gates:
+                gate = join_gates(gate, self._runner_gate(node))
             for key_node, value in node.value:
                 name = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
                 if not isinstance(name, str):
@@ -97,6 +111,20 @@ class _Reader:
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == "if" and isinstance(value, yaml.ScalarNode):
                 if names_stack(str(value.value)):
                     return f"under `if: {value.value}` (line {value.start_mark.line + 1}), which asks for the GPU stack"
+        return None
+
+    def _runner_gate(self, node) -> str | None:
+        """A job or step that asks for a machine with NVIDIA GPUs by name, and none with AMD."""
+        import yaml
+
+        for key_node, value in node.value:
+            if not (isinstance(key_node, yaml.ScalarNode) and key_node.value in _RUNNER_KEYS):
+                continue
+            items = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            labels = [str(item.value) for item in items if isinstance(item, yaml.ScalarNode)]
+            if any(_NVIDIA_MACHINE.search(label) for label in labels) and not any(_AMD_MACHINE.search(label) for label in labels):
+                where = value.start_mark.line + 1
+                return f"in a job on NVIDIA machines (`{key_node.value}: {', '.join(labels)}`, line {where}): it never runs on AMD"
         return None
 
     def entry(self, name: str, key_node, value, gate: str | None, depth: int, conda: bool) -> None:
