@@ -7,7 +7,6 @@ import torch
 from torch import nn
 
 from rocmlint.runtime import attention, verify
-from rocmlint.runtime import verification as verify_module
 from rocmlint.runtime.verification import TOLERANCES, VerificationError, VerifyResult
 
 
