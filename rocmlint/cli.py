@@ -774,7 +774,7 @@ def _report(args) -> int:
     rendering differs (rocmlint.report.porting counts, html_report and markdown_summary write)."""
     from rocmlint.report.html_report import render_html
     from rocmlint.report.markdown_summary import render_summary
-    from rocmlint.report.porting import build_figures, read_previous
+    from rocmlint.report.porting import PreviousReportError, build_figures, read_previous
     from rocmlint.settings import scan_paths
 
     if args.jobs is not None and args.jobs < 1:
@@ -788,7 +788,10 @@ def _report(args) -> int:
     _check_output(args.html_output)
     if args.summary:
         _check_output(args.summary)
-    previous = read_previous(Path(args.previous)) if args.previous else None
+    try:
+        previous = read_previous(Path(args.previous)) if args.previous else None
+    except PreviousReportError as exc:
+        raise UsageError(str(exc)) from None
     cache_dir = None
     if not args.no_cache:
         from rocmlint.files.result_cache import default_directory, refusal
@@ -895,8 +898,6 @@ def main(argv: list[str] | None = None) -> int:
     from rocmlint.config import ConfigError
     from rocmlint.engine import SelectionError
 
-    from rocmlint.report.porting import PreviousReportError
-
     try:
         if args.command == "report":
             return _report(args)
@@ -910,7 +911,7 @@ def main(argv: list[str] | None = None) -> int:
             from rocmlint.server import main as server_main
 
             return server_main(use_cache=not args.no_cache)
-    except (UsageError, ConfigError, SelectionError, CheckFileError, BaselineError, PreviousReportError) as exc:
+    except (UsageError, ConfigError, SelectionError, CheckFileError, BaselineError) as exc:
         print(f"rocmlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
