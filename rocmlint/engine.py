@@ -243,13 +243,17 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
     extra = {"TARGETS": targets} if targets is not None else None
     # A check that reads both sides of every stack test (`gated: false`) still leaves alone
     # build files of another project vendored into this one: this project never runs them.
-    vendored = None
-    if not check.gated and source.language not in ("python", "cpp"):
-        from rocmlint.build.files import vendored_reason
-
-        vendored = vendored_reason(source.path)
+    # Asked once, at the first hit: the answer walks the folders above the file.
+    vendored: list[str | None] = []
     for match in _matcher_for(check).find(source):
-        gate = match.gate if check.gated else vendored
+        if check.gated:
+            gate = match.gate
+        else:
+            if not vendored:
+                from rocmlint.build.files import vendored_reason
+
+                vendored.append(vendored_reason(source.path) if source.language not in ("python", "cpp") else None)
+            gate = vendored[0]
         fixed = None
         if gate is None:
             fixed = moot

@@ -68,6 +68,9 @@ class ImportGraph:
         self._gates: dict[str, str | None] = {}
         self._read()
         self.nvidia_extensions = self._nvidia_only_extensions()
+        self._extension_import = re.compile(
+            r"^(?:import|from)[ \t]+(?P<module>%s)(?![\w.])" % "|".join(map(re.escape, self.nvidia_extensions)), re.M
+        ) if self.nvidia_extensions else None
 
     # --- the text pass ----------------------------------------------------------------------
 
@@ -160,9 +163,8 @@ class ImportGraph:
         found = _TOP_LEVEL_NVIDIA_IMPORT.search(text)
         if found is not None:
             module, what = found.group("module"), NVIDIA_ONLY_MODULES[found.group("module")]
-        elif self.nvidia_extensions:
-            pattern = r"^(?:import|from)[ \t]+(?P<module>%s)(?![\w.])" % "|".join(map(re.escape, self.nvidia_extensions))
-            found = re.search(pattern, text, re.M)
+        elif self._extension_import is not None:
+            found = self._extension_import.search(text)
             if found is None:
                 return None
             module, what = found.group("module"), self.nvidia_extensions[found.group("module")]
