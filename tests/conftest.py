@@ -3,6 +3,7 @@ import os
 import shutil
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,34 @@ REPO = Path(__file__).resolve().parent.parent
 _XDG_CACHE = tempfile.mkdtemp(prefix="rocmlint-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _XDG_CACHE
 atexit.register(shutil.rmtree, _XDG_CACHE, True)
+
+
+# A file with two findings (ROCM001 and ROCM002 on lines 1 and 4): the CLI tests' project.
+PITFALLS = textwrap.dedent(
+    """\
+    import pynvml
+    import torch
+
+    model = torch.compile(model, mode="reduce-overhead")
+    """
+)
+
+
+def write_project(tmp_path, text=PITFALLS, name="train.py"):
+    """One file of a project in `tmp_path` (folders made as needed); the project's folder."""
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def write_files(root, files: dict[str, str]) -> str:
+    """Files of a project under `root`, each text dedented; the folder as a string."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return str(root)
 
 
 @pytest.fixture

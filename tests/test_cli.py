@@ -1,23 +1,9 @@
 """The `rocmlint` command as a user runs it: exit codes, formats, options, fixes."""
 
 import json
-import textwrap
 
-from conftest import run_cli
-
-PITFALLS = textwrap.dedent(
-    """\
-    import pynvml
-    import torch
-
-    model = torch.compile(model, mode="reduce-overhead")
-    """
-)
-
-
-def _project(tmp_path, text=PITFALLS, name="train.py"):
-    (tmp_path / name).write_text(text, encoding="utf-8")
-    return tmp_path
+from conftest import PITFALLS, run_cli
+from conftest import write_project as _project
 
 
 def test_findings_exit_1_with_text_lines(tmp_path):

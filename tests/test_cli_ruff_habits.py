@@ -3,29 +3,13 @@
 import json
 import subprocess
 import sys
-import textwrap
 from importlib import resources
 
 import jsonschema
 import pytest
 
-from conftest import REPO, run_cli
-
-PITFALLS = textwrap.dedent(
-    """\
-    import pynvml
-    import torch
-
-    model = torch.compile(model, mode="reduce-overhead")
-    """
-)
-
-
-def _project(tmp_path, text=PITFALLS, name="train.py"):
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return tmp_path
+from conftest import PITFALLS, REPO, run_cli
+from conftest import write_project as _project
 
 
 def _codes(proc):

@@ -6,26 +6,10 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from xml.etree import ElementTree
 
-from conftest import REPO, run_cli
-
-PITFALLS = textwrap.dedent(
-    """\
-    import pynvml
-    import torch
-
-    model = torch.compile(model, mode="reduce-overhead")
-    """
-)
-
-
-def _project(tmp_path, text=PITFALLS, name="train.py"):
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return tmp_path
+from conftest import PITFALLS, REPO, run_cli
+from conftest import write_project as _project
 
 
 def test_json_findings_carry_the_checks_docs_url(tmp_path):

@@ -7,23 +7,15 @@ entry point, as a user would scan it.
 
 import json
 import os
-import textwrap
 
 import pytest
 
+from conftest import write_files as _project
 from rocmlint.cli import main
 
 MASK = "__device__ float sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 16); }\n"
 PTX = '__device__ unsigned lane() { unsigned id; asm volatile("mov.u32 %0, %%laneid;" : "=r"(id)); return id; }\n'
 CUTLASS = "#include <cutlass/gemm/device/gemm.h>\n"
-
-
-def _project(root, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return str(root)
 
 
 def _scan(root, *args) -> dict:

@@ -6,10 +6,10 @@ rocmlint.python.gates.not_on_amd). Scanned through the CLI entry point as a user
 import ast
 import json
 import os
-import textwrap
 
 import pytest
 
+from conftest import write_files as _project
 from rocmlint.cli import main
 from rocmlint.python.gates import not_on_amd, value_on_amd
 from rocmlint.python.index import PythonIndex
@@ -23,14 +23,6 @@ DISPATCH = """\
     else:
         from .cutlass_kernels import run
     """
-
-
-def _project(root, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return str(root)
 
 
 def _scan(root) -> tuple[set, dict]:
