@@ -35,6 +35,25 @@ def write_project(tmp_path, text=PITFALLS, name="train.py"):
     return tmp_path
 
 
+def lsp_messages(stream):
+    """The messages a language server writes to `stream`, decoded, until it closes
+    (`Content-Length` framing, as the Language Server Protocol's base protocol has it)."""
+    import json
+
+    while True:
+        headers = {}
+        while True:
+            line = stream.readline()
+            if not line:
+                return
+            line = line.decode("ascii").strip()
+            if not line:
+                break
+            name, value = line.split(":", 1)
+            headers[name.lower()] = value.strip()
+        yield json.loads(stream.read(int(headers["content-length"])).decode("utf-8"))
+
+
 def write_files(root, files: dict[str, str]) -> str:
     """Files of a project under `root`, each text dedented; the folder as a string."""
     for name, text in files.items():

@@ -10,6 +10,8 @@ import sys
 import threading
 from pathlib import Path
 
+from conftest import lsp_messages
+
 SOURCE = 'import pynvml\nlabel = "äöü"; import pynvml as nvml\n'
 
 
@@ -25,19 +27,8 @@ class LanguageServer:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        stream = self.process.stdout
-        while True:
-            headers = {}
-            while True:
-                line = stream.readline()
-                if not line:
-                    return
-                line = line.decode("ascii").strip()
-                if not line:
-                    break
-                name, value = line.split(":", 1)
-                headers[name.lower()] = value.strip()
-            self.messages.put(json.loads(stream.read(int(headers["content-length"]))))
+        for message in lsp_messages(self.process.stdout):
+            self.messages.put(message)
 
     def send(self, method: str, params: dict, request: bool = False) -> int | None:
         message = {"jsonrpc": "2.0", "method": method, "params": params}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import lsp_messages
 from rocmlint.server.checking import DocumentChecker, forget_what_was_read_from_disk, watched_file_kind
 
 TIMEOUT = 60.0
@@ -41,19 +42,7 @@ class Client:
             self.process.stdin.flush()
 
     def _read(self) -> None:
-        stream = self.process.stdout
-        while True:
-            headers = {}
-            while True:
-                line = stream.readline()
-                if not line:
-                    return
-                line = line.decode("ascii").strip()
-                if not line:
-                    break
-                name, value = line.split(":", 1)
-                headers[name.lower()] = value.strip()
-            message = json.loads(stream.read(int(headers["content-length"])).decode("utf-8"))
+        for message in lsp_messages(self.process.stdout):
             if "method" in message and "id" in message:
                 self.server_requests.append(message)
                 result = {"applied": self.apply_edits} if message["method"] == "workspace/applyEdit" else None
