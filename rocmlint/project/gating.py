@@ -39,6 +39,7 @@ def apply_project_model(
     folders = _folders(scanned or ())
     if import_graphs is None:
         import_graphs = {}
+    importers_gates: dict[str, str | None] = {}  # per file: its findings share the answer
     for index, finding in enumerate(findings):
         check = by_id.get(finding.check_id)
         if check is None or not check.gated:
@@ -48,7 +49,9 @@ def apply_project_model(
         elif finding.gate is None and (subproject := nvidia_only_subproject(finding.path)) is not None:
             findings[index] = replaced(finding, gate=subproject)
         elif finding.gate is None and language_of(finding.path) == "python":
-            gate = _importers_gate(finding.path, folders, import_graphs)
+            if finding.path not in importers_gates:
+                importers_gates[finding.path] = _importers_gate(finding.path, folders, import_graphs)
+            gate = importers_gates[finding.path]
             if gate is not None:
                 findings[index] = replaced(finding, gate=gate)
     if not by_path:

@@ -64,6 +64,7 @@ class ImportGraph:
         self.texts: dict[str, str] = {}
         # module name -> [(importing file, line of the import statement)]
         self.importers: dict[str, list[tuple[str, int]]] = {}
+        self.module_names: dict[str, str | None] = {}  # file -> its module name, as read
         self._indexes: dict[str, object] = {}
         self._gates: dict[str, str | None] = {}
         self._read()
@@ -93,7 +94,8 @@ class ImportGraph:
                 if text is None:
                     continue
                 self.texts[path] = text
-                for module, line in _imports_in(text, module_name(path), name == "__init__.py"):
+                self.module_names[path] = module_name(path)
+                for module, line in _imports_in(text, self.module_names[path], name == "__init__.py"):
                     self.importers.setdefault(module, []).append((path, line))
 
     def _nvidia_only_extensions(self) -> dict[str, str]:
@@ -140,7 +142,7 @@ class ImportGraph:
         # The package decides what it imports on AMD; its tests, benchmarks and examples are
         # callers like a user's code, and say nothing of which side of it runs there.
         package = module.split(".")[0] + "."
-        imports = [(f, n) for f, n in self.importers.get(module, []) if (module_name(f) or "").startswith(package)]
+        imports = [(f, n) for f, n in self.importers.get(module, []) if (self.module_names.get(f) or "").startswith(package)]
         if not imports or "." not in module:
             return None
         first = None
