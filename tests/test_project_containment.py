@@ -10,10 +10,10 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
+from conftest import write_files as _write
 from rocmlint.cli import main
 
 MASK = "__device__ float sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 16); }\n"
@@ -22,13 +22,6 @@ PTX = '__device__ unsigned lane() { unsigned id; asm volatile("mov.u32 %0, %%lan
 SPLIT_CMAKE = "if(USE_ROCM)\n  add_library(a a.cu)\nelse()\n  add_library(b b.cu)\nendif()\n"
 SPLIT_MAKEFILE = "ifeq ($(USE_HIP),1)\n  SRCS = a.cu\nelse\n  SRCS = b.cu\nendif\nlib.so: $(SRCS)\n\t$(CXX) -o $@ $^\n"
 SHIM = "#ifdef __HIP_PLATFORM_AMD__\n#define __shfl_xor_sync(mask, var, laneMask, width) __shfl_xor(var, laneMask, width)\n#endif\n"
-
-
-def _write(root, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
 
 
 def _scan(target, cwd, *args) -> dict:
