@@ -311,6 +311,7 @@ def test_gates_say_why():
     ],
 )
 def test_modules_named_for_one_stack_are_gated(tmp_path, relative, gated):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
     path = tmp_path / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     if relative.startswith("pkg/"):
@@ -321,6 +322,46 @@ def test_modules_named_for_one_stack_are_gated(tmp_path, relative, gated):
     source = SourceFile(str(path), path.read_text(), "python")
     findings, _ = check_source(source, [check_by_id("ROCM104")], keep_gated=True)
     assert (findings[0].gate is not None) == gated, findings[0].gate
+
+
+@pytest.mark.parametrize("checkout", ["amd", "rocm", "nvidia"])
+def test_the_folder_a_project_was_put_in_names_no_stack(tmp_path, checkout):
+    # `~/amd/` holding a project's checkout, or a lone script in it, is not code for AMD.
+    project = tmp_path / checkout
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    for path in (project / "train.py", tmp_path / "loose" / checkout / "train.py"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("import torch\nw = x.to(torch.float8_e4m3fn)\n")
+        findings, _ = check_source(SourceFile(str(path), path.read_text(), "python"), [check_by_id("ROCM104")], keep_gated=True)
+        assert findings and findings[0].gate is None, (path, findings)
+
+
+@pytest.mark.parametrize("checkout", ["checkout", "scales", "mxfp8", "nvfp4"])
+def test_folders_above_the_project_do_not_leave_uses_out(tmp_path, checkout):
+    # ROCM104 leaves out uses in folders named for OCP-by-specification formats, or for dtype
+    # checks; the folder a checkout was cloned into (CI's `checkout/`) is no such folder.
+    project = tmp_path / checkout / "repo"
+    code = "import torch\nw = x.to(torch.float8_e4m3fn)\n"
+    _write_project_file(project, "model/layers.py", code)
+    assert _rocm104_lines(project / "model" / "layers.py") == [2]
+    # ... while the same folder inside the project still does.
+    _write_project_file(project, f"model/{checkout}/layers.py", code)
+    assert _rocm104_lines(project / "model" / checkout / "layers.py") == []
+
+
+def _write_project_file(project, relative, text):
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    path = project / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _rocm104_lines(path) -> list[int]:
+    findings, problems = check_source(SourceFile(str(path), path.read_text(), "python"), [check_by_id("ROCM104")])
+    assert problems == []
+    return [f.line for f in findings]
 
 
 def test_imports_of_the_projects_own_modules_are_gated(tmp_path):

@@ -8,6 +8,7 @@ import os
 import re
 from functools import lru_cache
 
+from rocmlint.files.result_cache import external_input
 from rocmlint.files.tree import ProjectFiles, is_within
 
 BUILD_FILE_NAMES = ("CMakeLists.txt", "setup.py", "Makefile", "makefile", "GNUmakefile")
@@ -63,6 +64,24 @@ def find_project_root(directory: str, ceiling: str | None = None) -> str | None:
             break
         current = parent
     return best
+
+
+@external_input
+def folders_in_project(path: str) -> str | None:
+    """The folders between where the file's project starts and the file, `/`-separated and
+    outermost first ("" at the start itself): below its project root, or, with none, from its
+    top Python package down (the package's own name included). None when the file is in
+    neither. Folders above a project are where someone put the checkout (`/ci/checkout/`,
+    `~/amd/`) and say nothing about its code."""
+    directory = os.path.dirname(os.path.abspath(path))
+    project = find_project_root(directory)
+    if project is not None:
+        below = os.path.relpath(directory, project)
+    elif (package := package_top(directory)) is not None:
+        below = os.path.relpath(directory, os.path.dirname(package))
+    else:
+        return None
+    return "" if below == os.curdir else below.replace(os.sep, "/")
 
 
 def _is_submodule_checkout(dot_git: str) -> bool:

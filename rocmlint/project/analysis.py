@@ -426,6 +426,10 @@ def _names_cuda(path: str) -> bool:
 
 
 def _names_hip(path: str) -> bool:
+    """A file named for HIP, or in a folder of the project named for it (`vendors/hip/`); not
+    the folder the checkout was put in (`~/src/vllm-rocm/`)."""
+    from rocmlint.build.project_root import folders_in_project
     from rocmlint.platforms import names_rocm
 
-    return names_rocm(os.path.splitext(os.path.basename(path))[0]) or names_rocm(os.path.basename(os.path.dirname(path)))
+    below = folders_in_project(path)
+    return names_rocm(os.path.splitext(os.path.basename(path))[0]) or bool(below) and names_rocm(below.split("/")[-1])

@@ -485,7 +485,7 @@ def python_module_gate(path: str | None) -> str | None:
         while os.path.isfile(os.path.join(directory, "__init__.py")):
             names.append(os.path.basename(directory))
             directory = os.path.dirname(directory)
-    elif os.path.basename(directory).lower() in _STACK_WORDS:
+    elif os.path.basename(directory).lower() in _STACK_WORDS and _below_project_start(absolute):
         word = os.path.basename(directory).lower()
         return f"a module for {_STACK_WORDS[word]} only, by its directory ({os.path.basename(directory)}/)"
     for name in names:
@@ -493,6 +493,14 @@ def python_module_gate(path: str | None) -> str | None:
             if word in _STACK_WORDS:
                 return f"a module for {_STACK_WORDS[word]} only, by its name ({name})"
     return None
+
+
+def _below_project_start(path: str) -> bool:
+    """Whether the file's folder lies inside its project, not at its root or above: the
+    folder a checkout was put in (`~/amd/`) is no part of the code."""
+    from rocmlint.build.project_root import folders_in_project
+
+    return bool(folders_in_project(os.path.abspath(path)))
 
 
 @external_input

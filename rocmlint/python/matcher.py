@@ -47,6 +47,7 @@ $VAR and $VALUE (env), $NAME (reference).
 from __future__ import annotations
 
 import ast
+import os
 import re
 from typing import Iterator
 
@@ -475,9 +476,18 @@ def _names_around(source, index, node: ast.AST) -> Iterator[str]:
         child, parent = parent, index.parents.get(id(parent))
     path = getattr(source, "path", None)
     if path:
-        parts = str(path).replace("\\", "/").split("/")
-        yield parts[-1].rsplit(".", 1)[0]
-        yield from parts[-4:-1]  # the folders nearest the file: `quantization/mxfp6/`
+        yield from _path_names(str(path))
+
+
+def _path_names(path: str) -> Iterator[str]:
+    """The file's stem and the nearest three folders below where its project starts
+    (`quantization/mxfp6/`); never folders above it (a checkout in `/ci/checkout/`)."""
+    from rocmlint.build.project_root import folders_in_project
+
+    yield os.path.splitext(os.path.basename(path))[0]
+    below = folders_in_project(path)
+    if below:
+        yield from below.split("/")[-3:]
 
 
 def _only_compared(index, node: ast.AST) -> bool:
