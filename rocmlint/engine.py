@@ -354,7 +354,7 @@ def check_file(
         absolute = os.path.abspath(target.path)
         collect = False
         if directives is not None and target.language == "cpp":
-            from rocmlint.build.project_root import find_project_root
+            from rocmlint.files.project_start import find_project_root
 
             collect = find_project_root(os.path.dirname(absolute)) is not None
         key = None

@@ -169,7 +169,8 @@ def vendored_reason(path: str) -> str | None:
 def _vendored(path: str) -> str | None:
     """The vendor directory (`third_party`, `3rdparty`, `vendor`, ...) a file sits under, below
     its project's root."""
-    from rocmlint.build.project_root import VENDOR_DIRECTORIES, find_project_root
+    from rocmlint.build.project_root import VENDOR_DIRECTORIES
+    from rocmlint.files.project_start import find_project_root
 
     root = find_project_root(os.path.dirname(path))
     if root is None:

@@ -1,6 +1,7 @@
-"""Where a project starts: the folder its build files sit in, the folders in it that hold other
-projects' code, the packages in it built apart for NVIDIA only, and whether it builds or runs
-for AMD GPUs already. Shared by the build readers, the project model and the project pass."""
+"""What a project holds: the folders in it that hold other projects' code, the packages in it
+built apart for NVIDIA only, and whether it builds or runs for AMD GPUs already (where it
+starts: rocmlint.files.project_start). Shared by the build readers, the project model and
+the project pass."""
 
 from __future__ import annotations
 
@@ -8,11 +9,9 @@ import os
 import re
 from functools import lru_cache
 
-from rocmlint.files.result_cache import external_input
-from rocmlint.files.tree import ProjectFiles, is_within
+from rocmlint.files.project_start import ROOT_MARKERS, find_project_root, package_top
+from rocmlint.files.tree import ProjectFiles
 
-BUILD_FILE_NAMES = ("CMakeLists.txt", "setup.py", "Makefile", "makefile", "GNUmakefile")
-_ROOT_MARKERS = BUILD_FILE_NAMES + ("pyproject.toml",)
 # Text in a build file that shows it has a ROCm side: ROCm, HIP as a word or a HIP tool or
 # library (`hipcc`, `hipblaslt`), HIP in a capitalised identifier (`USE_HIP`, `CMAKE_HIP_FLAGS`,
 # `IS_HIP_EXTENSION`), amdgpu. Not "hip" inside another word (`shipped`, `sudachipy`).
@@ -32,73 +31,6 @@ VENDOR_DIRECTORIES = frozenset(
      "externals", "extern", "deps", "submodules", "subprojects"}
 )
 
-
-@lru_cache(maxsize=4096)
-def find_project_root(directory: str, ceiling: str | None = None) -> str | None:
-    """The project a directory belongs to: the highest ancestor (the directory itself
-    included) that holds a build file, not above the git work tree it is in, never the
-    home directory or above it, and never above `ceiling` (an absolute folder: outside git,
-    the highest folder the user asked to scan, so that a build file in a shared parent folder
-    such as /tmp is not taken for the project's). None when there is none. A git submodule's
-    checkout is part of the project that holds it (its vendored code), not a work tree of its
-    own."""
-    directory = os.path.abspath(directory)
-    home = os.path.expanduser("~")
-    best = None
-    current = directory
-    while True:
-        if current == home or (home.startswith(current + os.sep) and current != directory):
-            break
-        if ceiling is not None and not is_within(current, ceiling):
-            break
-        try:
-            names = set(os.listdir(current))
-        except OSError:
-            names = set()
-        if any(name in names for name in _ROOT_MARKERS):
-            best = current
-        if ".git" in names and not _is_submodule_checkout(os.path.join(current, ".git")):
-            break
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return best
-
-
-@external_input
-def folders_in_project(path: str) -> str | None:
-    """The folders between where the file's project starts and the file, `/`-separated and
-    outermost first ("" at the start itself): below its project root, or, with none, from its
-    top Python package down (the package's own name included). None when the file is in
-    neither. Folders above a project are where someone put the checkout (`/ci/checkout/`,
-    `~/amd/`) and say nothing about its code."""
-    directory = os.path.dirname(os.path.abspath(path))
-    project = find_project_root(directory)
-    if project is not None:
-        below = os.path.relpath(directory, project)
-    elif (package := package_top(directory)) is not None:
-        below = os.path.relpath(directory, os.path.dirname(package))
-    else:
-        return None
-    return "" if below == os.curdir else below.replace(os.sep, "/")
-
-
-def _is_submodule_checkout(dot_git: str) -> bool:
-    """A `.git` file (not a folder) that points into a superproject's `.git/modules/`: what
-    git leaves in a submodule's checkout, and what source archives of projects with
-    submodules keep (llama.cpp in llama-cpp-python, Composable Kernel in aiter). A `.git`
-    file of a linked work tree points into `.git/worktrees/` and ends the walk as a folder
-    does."""
-    if not os.path.isfile(dot_git) or os.path.islink(dot_git):
-        return False
-    try:
-        with open(dot_git, encoding="utf-8", errors="replace") as handle:
-            first = handle.read(4096).strip()
-    except OSError:
-        return False
-    target = first.partition("gitdir:")[2].strip().replace("\\", "/")
-    return first.startswith("gitdir:") and "/modules/" in f"/{target}/"
 
 
 # --- NVIDIA-only packages --------------------------------------------------------------------
@@ -182,7 +114,7 @@ def _kind_of(directory: str) -> str:
     nearest = None
     current = directory
     while current != home:
-        if any(os.path.isfile(os.path.join(current, name)) for name in _ROOT_MARKERS):
+        if any(os.path.isfile(os.path.join(current, name)) for name in ROOT_MARKERS):
             nearest = nearest or current
             if _builds_for_rocm(current):
                 return "amd"
@@ -204,17 +136,7 @@ def _builds_for_rocm(directory: str) -> bool:
     return any(text and ROCM_TEXT.search(_HASH_COMMENT.sub("", text)) for text in texts)
 
 
-def package_top(directory: str) -> str | None:
-    """The top folder of the Python package `directory` is in (torch/ for torch/include/ATen)."""
-    current = directory
-    while not os.path.isfile(os.path.join(current, "__init__.py")):
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-    while os.path.isfile(os.path.join(os.path.dirname(current), "__init__.py")):
-        current = os.path.dirname(current)
-    return current
+
 
 
 @lru_cache(maxsize=256)

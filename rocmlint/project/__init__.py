@@ -26,7 +26,8 @@ import os
 import re
 
 from rocmlint.build import CUDA, ROCM, SOURCE_SUFFIXES, BuildFacts
-from rocmlint.build.project_root import BUILD_FILE_NAMES, ROCM_TEXT, SKIPPED_FOLDERS, VENDOR_DIRECTORIES
+from rocmlint.build.project_root import ROCM_TEXT, SKIPPED_FOLDERS, VENDOR_DIRECTORIES
+from rocmlint.files.project_start import BUILD_FILE_NAMES
 from rocmlint.build.budget import OutOfBudget, WorkBudget
 from rocmlint.files.tree import PROJECT_FILE_LIMIT, ProjectFiles
 from rocmlint.project.model import (

@@ -428,7 +428,7 @@ def _names_cuda(path: str) -> bool:
 def _names_hip(path: str) -> bool:
     """A file named for HIP, or in a folder of the project named for it (`vendors/hip/`); not
     the folder the checkout was put in (`~/src/vllm-rocm/`)."""
-    from rocmlint.build.project_root import folders_in_project
+    from rocmlint.files.project_start import folders_in_project
     from rocmlint.platforms import names_rocm
 
     below = folders_in_project(path)

@@ -31,7 +31,8 @@ def apply_project_model(
     added to them."""
     from dataclasses import replace as replaced
 
-    from rocmlint.build.project_root import find_project_root, nvidia_only_subproject
+    from rocmlint.build.project_root import nvidia_only_subproject
+    from rocmlint.files.project_start import find_project_root
     from rocmlint.cpp.astgrep import NVCC_COMPILES_IT
 
     by_id = {c.id: c for c in checks}
@@ -152,7 +153,8 @@ def _importers_gate(path: str, folders: list[str], graphs: dict) -> str | None:
     """Why a Python file of a project that builds or runs for AMD is code for one GPU stack by
     the modules that import it (rocmlint.project.python_imports), or None. A project with no
     AMD side is being ported: everything in it is on the path the port takes."""
-    from rocmlint.build.project_root import find_project_root, package_top, project_kind
+    from rocmlint.build.project_root import project_kind
+    from rocmlint.files.project_start import find_project_root, package_top
 
     absolute = os.path.abspath(path)
     if project_kind(absolute) != "amd":

@@ -498,7 +498,7 @@ def python_module_gate(path: str | None) -> str | None:
 def _below_project_start(path: str) -> bool:
     """Whether the file's folder lies inside its project, not at its root or above: the
     folder a checkout was put in (`~/amd/`) is no part of the code."""
-    from rocmlint.build.project_root import folders_in_project
+    from rocmlint.files.project_start import folders_in_project
 
     return bool(folders_in_project(os.path.abspath(path)))
 

@@ -482,7 +482,7 @@ def _names_around(source, index, node: ast.AST) -> Iterator[str]:
 def _path_names(path: str) -> Iterator[str]:
     """The file's stem and the nearest three folders below where its project starts
     (`quantization/mxfp6/`); never folders above it (a checkout in `/ci/checkout/`)."""
-    from rocmlint.build.project_root import folders_in_project
+    from rocmlint.files.project_start import folders_in_project
 
     yield os.path.splitext(os.path.basename(path))[0]
     below = folders_in_project(path)

@@ -27,7 +27,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from rocmlint.build.project_root import BUILD_FILE_NAMES
+from rocmlint.files.project_start import BUILD_FILE_NAMES
 from rocmlint.config import CONFIG_FILE_NAMES, ConfigError
 from rocmlint.findings import Problem, ScanResult
 from rocmlint.settings import CommandLine, Settings
