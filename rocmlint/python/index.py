@@ -15,8 +15,9 @@
 Data flow is deliberately simple: within one module, a name is followed to every value it is
 assigned in its scope (flow-insensitive), to a local function's `return` values, to a
 parameter's default and `pytest.mark.parametrize` values, to the elements of a literal list
-a `for` loop walks, through `x if c else y` and
-`a or b`, a few levels deep. What cannot be followed is an UNKNOWN value, never a guess.
+a `for` loop walks, to the default of an environment variable read with one
+(`os.environ.get("MODE", "reduce-overhead")` takes the default or an UNKNOWN value), through
+`x if c else y` and `a or b`, a few levels deep; a dict to the dicts a local helper returns. What cannot be followed is an UNKNOWN value, never a guess.
 The scanner never imports or executes the code: everything here comes from the `ast` tree.
 """
 
@@ -32,6 +33,9 @@ from rocmlint.python.imports import alias_map
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _MAX_DEPTH = 6
+# Reads of an environment variable with a default: the default is one value they take.
+_ENVIRONMENT_READS = frozenset({"os.environ.get", "os.getenv", "os.environ.setdefault"})
+_ENVIRONMENT_READ_TAILS = frozenset(name.rsplit(".", 1)[-1] for name in _ENVIRONMENT_READS)
 
 
 def may_name(func: ast.AST, tails: frozenset[str] | tuple[str, ...]) -> bool:
@@ -447,7 +451,15 @@ class PythonIndex:
             function = self._local_function(expr.func.id, expr)
             if function is not None:
                 return self._return_values(function, depth, seen) or [Value(expr, UNKNOWN)]
+        if isinstance(expr, ast.Call) and len(expr.args) >= 2 and self._reads_environment(expr):
+            # `os.environ.get("COMPILE_MODE", "reduce-overhead")`: the default where the
+            # variable is unset, or whatever the environment holds.
+            return self.values(expr.args[1], depth, seen) + [Value(expr, UNKNOWN)]
         return [Value(expr, UNKNOWN)]
+
+    def _reads_environment(self, call: ast.Call) -> bool:
+        """`os.environ.get(name, default)` or `os.getenv(name, default)`, through any alias."""
+        return may_name(call.func, _ENVIRONMENT_READ_TAILS) and self.qualified_name(call.func) in _ENVIRONMENT_READS
 
     def _name_values(self, name: ast.Name, depth: int, seen: frozenset) -> list[Value]:
         scope = self.binding_scope(name.id, name)
@@ -576,6 +588,14 @@ class PythonIndex:
                     entries.append((keyword.arg, keyword.value, keyword, None))
         elif isinstance(expr, ast.IfExp):
             entries += self.dict_entries(expr.body, _depth + 1) + self.dict_entries(expr.orelse, _depth + 1)
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            # `torch.compile(model, **compile_options())`: the dicts a local helper returns.
+            function = self._local_function(expr.func.id, expr)
+            if function is not None:
+                for node in _own_nodes(function):
+                    if isinstance(node, ast.Return) and node.value is not None:
+                        gate = self.gate(node)
+                        entries += [(k, v, n, g or gate) for k, v, n, g in self.dict_entries(node.value, _depth + 1)]
         elif isinstance(expr, ast.Name):
             scope = self.binding_scope(expr.id, expr)
             if scope is not None:

@@ -3,7 +3,12 @@ the `ast` tree with alias-aware names and simple data flow (rocmlint.python.inde
 
 Spec keys (at least one of import / call / method / set / env / reference):
   import:     [module, ...]     `import m`, `import m.sub`, `from m import x`, `from m.sub import x`,
-                                and `importlib.import_module("m")`
+                                `from pkg import m` for a listed `pkg.m`, and `importlib.import_module("m")`
+  not-import: [module, ...]     with `import`: these modules (and their submodules) are not matched,
+                                though a listed module holds them (another check owns them)
+  gate-named: regex             a hit inside a function or class, or in a file, whose name matches
+                                (searched) is gated: code named for the API it
+                                uses is that API's own path (`class TensorRTBackend`, `export_trt`)
   scope:      module | function | any   module: only what runs at import time (not in function
                                 bodies); function: only what runs when a function is called
   caught-only-by: [Exception, ...]  only imports inside a `try` whose handlers catch nothing but
@@ -49,6 +54,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from dataclasses import replace
 from typing import Iterator
 
 from rocmlint.matchers import Capture, Match, check_keys
@@ -67,10 +73,10 @@ class PythonMatcher:
         check_keys(
             spec,
             {
-                "import": list, "scope": str, "caught-only-by": list, "call": list, "method": list,
+                "import": list, "not-import": list, "scope": str, "caught-only-by": list, "call": list, "method": list,
                 "keywords": dict, "positional": list, "within": list, "set": list, "values": list,
                 "env": list, "value-regex": str, "reference": list, "caught-by": list, "installed-by": list,
-                "not-argument-of": list, "not-in-tables": bool, "not-named": str,
+                "not-argument-of": list, "not-in-tables": bool, "not-named": str, "gate-named": str,
             },
             where,
         )
@@ -79,13 +85,14 @@ class PythonMatcher:
         if spec.get("scope", "any") not in ("module", "function", "any"):
             raise CheckFileError(f"{where}.scope: must be module, function or any")
         for key, needs in (("values", "set"), ("value-regex", "env"), ("positional", "keywords"),
-                           ("caught-only-by", "import"), ("not-argument-of", "reference"),
+                           ("caught-only-by", "import"), ("not-import", "import"), ("not-argument-of", "reference"),
                            ("not-in-tables", "reference"), ("not-named", "reference")):
             if key in spec and needs not in spec:
                 raise CheckFileError(f"{where}.{key}: needs {needs}")
         if any(k in spec for k in ("keywords", "within", "caught-by")) and not ("call" in spec or "method" in spec):
             raise CheckFileError(f"{where}: keywords, within and caught-by need call or method")
         self.modules = tuple(spec.get("import", ()))
+        self.left_out_modules = tuple(spec.get("not-import", ()))
         self.scope = spec.get("scope", "any")
         self.caught_by = tuple(spec.get("caught-by", ()))
         # Distributions that install the imported module: where the file's project declares one
@@ -120,21 +127,44 @@ class PythonMatcher:
         self.not_in_tables = bool(spec.get("not-in-tables", False))
         try:
             self.not_named = re.compile(spec["not-named"]) if "not-named" in spec else None
+            self.gate_named = re.compile(spec["gate-named"]) if "gate-named" in spec else None
         except re.error as exc:
-            raise CheckFileError(f"{where}.not-named: {exc}") from exc
+            raise CheckFileError(f"{where}: {exc}") from exc
 
     def find(self, source) -> Iterator[Match]:
         index = source.python_index
+        found = []
         if self.modules:
-            yield from self._imports(source, index)
+            found.append(self._imports(source, index))
         if self.calls or self.methods:
-            yield from self._calls(source, index)
+            found.append(self._calls(source, index))
         if self.settings:
-            yield from self._settings(source, index)
+            found.append(self._settings(source, index))
         if self.env:
-            yield from self._env(source, index)
+            found.append(self._env(source, index))
         if self.references:
-            yield from self._references(source, index)
+            found.append(self._references(source, index))
+        for matches in found:
+            for match in matches:
+                if match.gate is None and self.gate_named is not None and match.node is not None:
+                    named = self._named_for_api(source, index, match.node)
+                    if named is not None:
+                        match = replace(match, gate=named)
+                yield match
+
+    def _named_for_api(self, source, index, node: ast.AST) -> str | None:
+        """Why the hit lies in code named for the API it uses (`gate-named`), or None."""
+        parent = index.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and self.gate_named.search(parent.name):
+                kind = "class" if isinstance(parent, ast.ClassDef) else "function"
+                return f"in {kind} `{parent.name}`, code named for this API (line {parent.lineno})"
+            parent = index.parents.get(id(parent))
+        path = getattr(source, "path", None)
+        stem = os.path.splitext(os.path.basename(str(path)))[0] if path else ""
+        if stem and self.gate_named.search(stem):
+            return f"in a module named for this API ({stem})"
+        return None
 
     # --- positions ------------------------------------------------------------------------
 
@@ -151,15 +181,23 @@ class PythonMatcher:
     # --- imports --------------------------------------------------------------------------
 
     def _wanted_module(self, name: str | None) -> bool:
-        return bool(name) and any(name == m or name.startswith(m + ".") for m in self.modules)
+        return bool(name) and any(name == m or name.startswith(m + ".") for m in self.modules) and not self._left_out(name)
+
+    def _left_out(self, name: str) -> bool:
+        return any(name == m or name.startswith(m + ".") for m in self.left_out_modules)
 
     def _imports(self, source, index) -> Iterator[Match]:
         found: list[tuple[ast.AST, str]] = []
         for node in index.imports:
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names if self._wanted_module(a.name)]
+            elif node.level == 0 and self._wanted_module(node.module) and not any(
+                    self._left_out(f"{node.module}.{a.name}") for a in node.names):
+                names = [node.module]
             else:
-                names = [node.module] if node.level == 0 and self._wanted_module(node.module) else []
+                # `from flash_attn.ops import layer_norm` imports the module flash_attn.ops.layer_norm.
+                names = [f"{node.module}.{a.name}" for a in node.names
+                         if node.level == 0 and node.module and self._wanted_module(f"{node.module}.{a.name}")]
             if names:
                 found.append((node, names[0]))
         for call in index.calls:

@@ -535,3 +535,113 @@ def warps_from_32_thread_warps(source, matcher) -> Iterator[Match]:
         if any(isinstance(t, ast.Name) and t.id.lower() in _WARP_NAMES for t in targets) and _divides_by_32(statement.value):
             start, end = _span(source, statement)
             yield Match(start, end, gate=index.gate(statement), captures={}, node=statement)
+
+
+# --- ROCM110: NVIDIA-only shared libraries loaded with ctypes ---------------------------------
+
+_LIBRARY_LOADERS = frozenset({"ctypes.CDLL", "ctypes.PyDLL", "ctypes.cdll.LoadLibrary", "ctypes.CDLL.LoadLibrary",
+                              "ctypes.WinDLL", "ctypes.windll.LoadLibrary", "ctypes.pydll.LoadLibrary"})
+_LIBRARY_LOADER_TAILS = frozenset(name.rsplit(".", 1)[-1] for name in _LIBRARY_LOADERS)
+# The NVIDIA libraries a ROCm machine does not have, by the name a loader is given: the CUDA
+# runtime and driver, NVML, NVRTC, the CUDA math libraries, cuDNN, NCCL, CUPTI and NVTX. Their
+# ROCm counterparts have other names (libamdhip64, amdsmi/librocm_smi64, libhiprtc, librccl, ...).
+_NVIDIA_LIBRARY = re.compile(
+    r"(?:^|[/\\])(?:lib)?(?P<library>cudart|cuda|nvidia-ml|nvml|nvrtc|cublasLt|cublas|cudnn|nccl|cufft|curand|"
+    r"cusparse|cusolver|cupti|nvToolsExt|nvJitLink|nvjitlink)(?:64_\w+|\d*)?(?:\.so[.\d]*|\.dll|\.dylib)?$"
+)
+_LOAD_FAILURES = ("OSError", "FileNotFoundError", "Exception", "BaseException")
+
+
+def _caught_by(index, node: ast.AST, kinds: tuple[str, ...]) -> str | None:
+    """Why `node` sits in the body of a `try` (same function) with a handler for one of
+    `kinds` (or a bare `except:`), or None."""
+    child, parent = node, index.parents.get(id(node))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(parent, ast.Try) and any(child is s for s in parent.body):
+            for handler in parent.handlers:
+                caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+                for kind in caught:
+                    name = None if kind is None else kind.id if isinstance(kind, ast.Name) else getattr(kind, "attr", "?")
+                    if name is None or name in kinds:
+                        return f"inside `try:` that catches {name or 'everything'} (line {parent.lineno})"
+        child, parent = parent, index.parents.get(id(parent))
+    return None
+
+
+def nvidia_library_loads(source, matcher) -> Iterator[Match]:
+    index = source.python_index
+    for call in index.calls:
+        if not call.args or not may_name(call.func, _LIBRARY_LOADER_TAILS):
+            continue
+        if (index.qualified_name(call.func) or "") not in _LIBRARY_LOADERS:
+            continue
+        for value in index.values(call.args[0]):
+            if not isinstance(value.literal, str):
+                continue
+            found = _NVIDIA_LIBRARY.search(value.literal.strip())
+            if found is None:
+                continue
+            start, end = _span(source, call)
+            when = "at import time" if index.at_module_level(call) else "when this runs"
+            captures = {"LIBRARY": Capture(found.group(0).lstrip("/\\"), start, end), "WHEN": Capture(when, start, end),
+                        "CALLEE": _capture(source, call.func)}
+            gate = index.gate(call) or value.gate or _caught_by(index, call, _LOAD_FAILURES)
+            yield Match(start, end, gate=gate, captures=captures, node=call)
+            break
+
+
+# --- ROCM112: cuDNN attention chosen as the only SDPA backend ---------------------------------
+
+_SDPA_CHOOSERS = frozenset({"torch.nn.attention.sdpa_kernel", "torch.backends.cuda.sdp_kernel"})
+_SDPA_CHOOSER_TAILS = frozenset({"sdpa_kernel", "sdp_kernel"})
+_CUDNN_BACKEND = "SDPBackend.CUDNN_ATTENTION"
+# aten's cuDNN attention ops: stubs that raise on ROCm builds (aten/src/ATen/native/cudnn/MHA.cpp).
+_CUDNN_ATTENTION_OPS = frozenset({
+    "torch.ops.aten._scaled_dot_product_cudnn_attention", "torch.ops.aten._scaled_dot_product_cudnn_attention_backward",
+    "torch.ops.aten._cudnn_attention_forward", "torch.ops.aten._cudnn_attention_backward",
+    "torch._scaled_dot_product_cudnn_attention",
+})
+_CUDNN_ATTENTION_OP_TAILS = frozenset(n.rsplit(".", 1)[-1] for n in _CUDNN_ATTENTION_OPS) | {"default"}
+_SDP_SWITCHES = ("enable_flash", "enable_math", "enable_mem_efficient")
+
+
+def _only_cudnn(index, expr: ast.AST) -> ast.AST | None:
+    """The node that makes `expr` name cuDNN attention alone (`SDPBackend.CUDNN_ATTENTION`, or a
+    list or tuple of nothing else), through the module's values, or None."""
+    for value in index.values(expr):
+        node = value.node
+        if value.gate is not None:
+            continue
+        elements = list(node.elts) if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else [node]
+        if elements and all((index.qualified_name(e) or "").endswith(_CUDNN_BACKEND) for e in elements):
+            return node
+    return None
+
+
+def cudnn_only_attention(source, matcher) -> Iterator[Match]:
+    index = source.python_index
+    for call in index.calls:
+        func = call.func
+        how = None
+        if may_name(func, _SDPA_CHOOSER_TAILS) and (index.qualified_name(func) or "") in _SDPA_CHOOSERS:
+            if (index.qualified_name(func) or "").endswith("sdp_kernel"):
+                # The deprecated torch.backends.cuda.sdp_kernel(enable_flash=False, ...): every
+                # other backend switched off, cuDNN left on.
+                given = {k.arg: k.value for k in call.keywords if k.arg}
+                if all(isinstance(given.get(s), ast.Constant) and given[s].value is False for s in _SDP_SWITCHES):
+                    how = "switches every SDPA backend off but cuDNN"
+            else:
+                backends = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "backends"), None)
+                if backends is not None and _only_cudnn(index, backends) is not None:
+                    how = "allows SDPA no backend but cuDNN attention"
+        elif may_name(func, _CUDNN_ATTENTION_OP_TAILS):
+            name = index.qualified_name(func) or ""
+            if name.endswith(".default"):
+                name = name[: -len(".default")]
+            if name in _CUDNN_ATTENTION_OPS:
+                how = "calls aten's cuDNN attention op directly"
+        if how is None:
+            continue
+        start, end = _span(source, call)
+        captures = {"CALLEE": _capture(source, func), "HOW": Capture(how, start, end)}
+        yield Match(start, end, gate=index.gate(call), captures=captures, node=call)
