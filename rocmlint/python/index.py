@@ -33,6 +33,14 @@ from rocmlint.python.imports import alias_map
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _MAX_DEPTH = 6
+# Calls that take inductor settings as a dict, and the keyword that holds it.
+_INDUCTOR_OPTIONS = {
+    "torch.compile": "options",
+    "torch._inductor.compile": "options",
+    "torch._inductor.compile_fx.compile_fx": "config_patches",
+    "torch._inductor.compile_fx.compile_fx_inner": "config_patches",
+    "torch._inductor.compile_fx": "config_patches",
+}
 # Reads of an environment variable with a default: the default is one value they take.
 _ENVIRONMENT_READS = frozenset({"os.environ.get", "os.getenv", "os.environ.setdefault"})
 _ENVIRONMENT_READ_TAILS = frozenset(name.rsplit(".", 1)[-1] for name in _ENVIRONMENT_READS)
@@ -619,7 +627,8 @@ class PythonIndex:
     def setting_writes(self) -> list[Write]:
         """Settings given a value: `a.b.c = v` (any alias of `a.b`), `setattr(a.b, "c", v)`,
         `a.b.patch({"c": v})` / `patch("c", v)` / `patch(c=v)` (and `mock.patch.object(a.b,
-        "c", v)`), and `torch.compile(options={"c": v})` for `torch._inductor.config.c`."""
+        "c", v)`), and `torch.compile(options={"c": v})` (also inside a `**kwargs` dict) and
+        `compile_fx(..., config_patches={"c": v})` for `torch._inductor.config.c`."""
         if self._settings is not None:
             return self._settings
         writes: list[Write] = []
@@ -656,12 +665,20 @@ class PythonIndex:
                             writes.append(Write(f"{owner}.{key}", value, key_node, value, call, gate))
                     else:
                         writes.append(Write(f"{owner}.{keyword.arg}", keyword.value, keyword, keyword, call))
-            if callee == "torch.compile" or (callee == "functools.partial" and call.args
-                                             and self.qualified_name(call.args[0]) == "torch.compile"):
+            if callee == "functools.partial" and call.args:
+                callee = self.qualified_name(call.args[0]) or ""
+            option_keyword = _INDUCTOR_OPTIONS.get(callee)
+            if option_keyword is not None:
                 for keyword in call.keywords:
-                    if keyword.arg == "options":
-                        for key, value, key_node, gate in self.dict_entries(keyword.value):
-                            writes.append(Write(f"torch._inductor.config.{key}", value, key_node, value, call, gate))
+                    options: list[tuple[ast.AST, str | None]] = []
+                    if keyword.arg == option_keyword:
+                        options.append((keyword.value, None))
+                    elif keyword.arg is None:
+                        # `torch.compile(model, **{"options": {...}})`, a kwargs dict built apart
+                        options += [(v, g) for k, v, _, g in self.dict_entries(keyword.value) if k == option_keyword]
+                    for expr, outer_gate in options:
+                        for key, value, key_node, gate in self.dict_entries(expr):
+                            writes.append(Write(f"torch._inductor.config.{key}", value, key_node, value, call, gate or outer_gate))
         self._settings = writes
         return writes
 
@@ -676,16 +693,18 @@ class PythonIndex:
         for statement in self.assignments:
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
-                if isinstance(target, ast.Subscript) and _is_str(target.slice):
+                name = self._key_text(target.slice) if isinstance(target, ast.Subscript) else None
+                if name is not None:
                     last = statement.value if statement.value is not None else target
-                    writes.append(Write(target.slice.value, statement.value, target, last, statement))
+                    writes.append(Write(name, statement.value, target, last, statement))
         for call in self.calls:
             func = call.func
             method = func.attr if isinstance(func, ast.Attribute) else None
             callee = self.qualified_name(func) or ""
             if method in ("setdefault", "setenv") or callee == "os.putenv":
-                if len(call.args) >= 2 and _is_str(call.args[0]):
-                    writes.append(Write(call.args[0].value, call.args[1], call, call, call))
+                name = self._key_text(call.args[0]) if len(call.args) >= 2 else None
+                if name is not None:
+                    writes.append(Write(name, call.args[1], call, call, call))
             elif method == "update" or callee == "dict":
                 for keyword in call.keywords:
                     if keyword.arg is not None:
@@ -698,6 +717,18 @@ class PythonIndex:
                     writes.append(Write(key.value, value, key, value, mapping))
         self._envs = writes
         return writes
+
+    def _key_text(self, node: ast.AST) -> str | None:
+        """The string a key is: a literal, or a name every value of which is the same literal
+        (`ALLOC_CONF = "PYTORCH_CUDA_ALLOC_CONF"; os.environ[ALLOC_CONF] = ...`)."""
+        if _is_str(node):
+            return node.value
+        if isinstance(node, ast.Name):
+            texts = {v.literal for v in self.values(node)}
+            if len(texts) == 1:
+                text = texts.pop()
+                return text if isinstance(text, str) else None
+        return None
 
     def _is_environment(self, mapping: ast.Dict) -> bool:
         """Is this dict literal an environment? It copies `os.environ` (`{**os.environ, ...}`),

@@ -32,7 +32,7 @@ Spec keys (at least one of import / call / method / set / env / reference):
   env:        [NAME, ...]       an environment variable written: `os.environ[...] = v`,
                                 `setdefault`, `update`, `putenv`, `setenv`, dict literals
   value-regex: regex            with `env`: only when the value's text matches (named groups
-                                become captures)
+                                become captures); with `call`, the same of the first argument
   reference:  [qualified.name]  a use of a name (`torch.float8_e4m3fn`), except where it is only
                                 compared with (`dtype == ...`, `dtype in (...)`) or a dict key
   not-argument-of: [qualified.name or .method]  with `reference`: not where the name is an
@@ -80,11 +80,13 @@ class PythonMatcher:
             },
             where,
         )
+        if "value-regex" in spec and not ("env" in spec or "call" in spec):
+            raise CheckFileError(f"{where}.value-regex: needs env or call")
         if not any(k in spec for k in _FORMS):
             raise CheckFileError(f"{where}: needs one of {', '.join(_FORMS)}")
         if spec.get("scope", "any") not in ("module", "function", "any"):
             raise CheckFileError(f"{where}.scope: must be module, function or any")
-        for key, needs in (("values", "set"), ("value-regex", "env"), ("positional", "keywords"),
+        for key, needs in (("values", "set"), ("positional", "keywords"),
                            ("caught-only-by", "import"), ("not-import", "import"), ("not-argument-of", "reference"),
                            ("not-in-tables", "reference"), ("not-named", "reference")):
             if key in spec and needs not in spec:
@@ -273,9 +275,35 @@ class PythonMatcher:
             matched, value_gate = self._keywords_match(source, index, call, offset, captures)
             if not matched:
                 continue
+            if self.value_regex is not None:
+                text_gate = self._first_argument_matches(source, index, call, offset, captures)
+                if text_gate is False:
+                    continue
+                value_gate = value_gate or text_gate
             start, end = self._offsets(source, call)
             gate = index.gate(call) or value_gate or (self._caught(index, call) if self.caught_by else None)
             yield Match(start, end, gate=gate, captures=captures, node=call)
+
+    def _first_argument_matches(self, source, index, call: ast.Call, offset: int, captures: dict):
+        """With `value-regex` on a call: False when no value of the first argument matches,
+        else the gate of the value found (None when one is taken on every stack); named
+        groups become captures, as for `env`."""
+        if len(call.args) <= offset:
+            return False
+        hit = None
+        for value in index.values(call.args[offset]):
+            if isinstance(value.literal, str):
+                found = self.value_regex.search(value.literal)
+                if found is not None and (hit is None or (hit[0].gate is not None and value.gate is None)):
+                    hit = (value, found)
+        if hit is None:
+            return False
+        value, found = hit
+        captures["VALUE"] = self._capture(source, value.node)
+        for group, text in found.groupdict().items():
+            if text is not None:
+                captures[group.upper()] = Capture(text, captures["VALUE"].start, captures["VALUE"].end)
+        return value.gate
 
     def _in_scope(self, index, node: ast.AST) -> bool:
         if self.scope == "any":
