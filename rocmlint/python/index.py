@@ -557,6 +557,11 @@ class PythonIndex:
                 found.append(Value(case, UNKNOWN))
         return found
 
+    def local_function(self, name: str, at: ast.AST) -> ast.AST | None:
+        """The function definition a call of `name` at `at` runs: the only kind of binding the
+        name has in the scope that binds it (the last `def` of it), else None."""
+        return self._local_function(name, at)
+
     def _local_function(self, name: str, at: ast.AST) -> ast.AST | None:
         scope = self.binding_scope(name, at)
         if scope is None:

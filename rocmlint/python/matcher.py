@@ -20,6 +20,12 @@ Spec keys (at least one of import / call / method / set / env / reference):
                                 as a literal or through the module's data flow
   positional: [name, ...]       the names of the callee's leading positional parameters
   within:     [qualified.name]  only calls inside the body of `with <one of these>(...)`
+  within-callees: true          with `within`: also calls in the functions that body calls, one level
+                                deep (a function of this module, a nested one, or `self.method()`
+                                of the same class)
+  condition-method: [attr]      `anything.attr()` read as a truth value (`if x.any():`, `while`,
+                                `assert`, `not`, `x if c else y`), where a tensor's value goes to the host
+  condition-call: [qualified.name]  the same for calls through any alias (`if torch.all(mask):`)
   caught-by:  [Exception, ...]  a call inside a `try` (same function) with a handler for one of
                                 these (or a bare `except:`), or `with suppress(...)` of one, is
                                 gated; `NVMLError` also names `NVMLError_LibraryNotFound`
@@ -45,7 +51,8 @@ Spec keys (at least one of import / call / method / set / env / reference):
                                 file's stem
 Captures: $MODULE (imports), $CALLEE (calls), $<KW> (the value found for each keyword) and
 $<KW>_ARG (the argument as written, when every value it can take is one of the listed values:
-what a rewrite may replace), $WITHIN (the `with` callee), $SETTING and $VALUE (set),
+what a rewrite may replace), $WITHIN (the `with` callee), $WHERE (where the call is, said for a
+`within` context: inside it, or in a function called inside it), $SETTING and $VALUE (set),
 $VAR and $VALUE (env), $NAME (reference).
 """
 
@@ -60,7 +67,7 @@ from typing import Iterator
 from rocmlint.matchers import Capture, Match, check_keys
 from rocmlint.python.index import UNKNOWN, may_name
 
-_FORMS = ("import", "call", "method", "set", "env", "reference")
+_FORMS = ("import", "call", "method", "condition-method", "condition-call", "set", "env", "reference")
 _PARTIAL_TAIL = frozenset({"partial"})
 _IMPORT_CALLS = frozenset({"importlib.import_module", "__import__"})
 _IMPORT_TAILS = frozenset({"import_module", "__import__"})
@@ -74,7 +81,8 @@ class PythonMatcher:
             spec,
             {
                 "import": list, "not-import": list, "scope": str, "caught-only-by": list, "call": list, "method": list,
-                "keywords": dict, "positional": list, "within": list, "set": list, "values": list,
+                "keywords": dict, "positional": list, "within": list, "within-callees": bool,
+                "condition-method": list, "condition-call": list, "set": list, "values": list,
                 "env": list, "value-regex": str, "reference": list, "caught-by": list, "installed-by": list,
                 "not-argument-of": list, "not-in-tables": bool, "not-named": str, "gate-named": str,
             },
@@ -91,8 +99,11 @@ class PythonMatcher:
                            ("not-in-tables", "reference"), ("not-named", "reference")):
             if key in spec and needs not in spec:
                 raise CheckFileError(f"{where}.{key}: needs {needs}")
-        if any(k in spec for k in ("keywords", "within", "caught-by")) and not ("call" in spec or "method" in spec):
+        if any(k in spec for k in ("keywords", "within", "caught-by")) and not any(
+                k in spec for k in ("call", "method", "condition-method", "condition-call")):
             raise CheckFileError(f"{where}: keywords, within and caught-by need call or method")
+        if "within-callees" in spec and "within" not in spec:
+            raise CheckFileError(f"{where}.within-callees: needs within")
         self.modules = tuple(spec.get("import", ()))
         self.left_out_modules = tuple(spec.get("not-import", ()))
         self.scope = spec.get("scope", "any")
@@ -113,6 +124,10 @@ class PythonMatcher:
                 raise CheckFileError(f"{where}.keywords.{key}: must be a list of literal values")
         self.positional = tuple(spec.get("positional", ()))
         self.within = frozenset(spec.get("within", ()))
+        self.within_callees = bool(spec.get("within-callees", False))
+        self.condition_methods = frozenset(spec.get("condition-method", ()))
+        self.condition_calls = frozenset(spec.get("condition-call", ()))
+        self.condition_call_tails = frozenset(name.rsplit(".", 1)[-1] for name in self.condition_calls)
         self.within_tails = frozenset(name.rsplit(".", 1)[-1] for name in self.within)
         self.settings = frozenset(spec.get("set", ()))
         self.setting_values = tuple(spec["values"]) if "values" in spec else None
@@ -138,7 +153,7 @@ class PythonMatcher:
         found = []
         if self.modules:
             found.append(self._imports(source, index))
-        if self.calls or self.methods:
+        if self.calls or self.methods or self.condition_methods or self.condition_calls:
             found.append(self._calls(source, index))
         if self.settings:
             found.append(self._settings(source, index))
@@ -253,12 +268,25 @@ class PythonMatcher:
             return True
         return bool(self.methods) and isinstance(func, ast.Attribute) and func.attr in self.methods
 
+    def _condition_matches(self, index, call: ast.Call) -> bool:
+        """A listed condition call or method whose result is read as a truth value."""
+        func = call.func
+        if not ((self.condition_methods and isinstance(func, ast.Attribute) and func.attr in self.condition_methods)
+                or (self.condition_calls and may_name(func, self.condition_call_tails)
+                    and index.qualified_name(func) in self.condition_calls)):
+            return False
+        child, parent = call, index.parents.get(id(call))
+        while isinstance(parent, ast.BoolOp) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+            child, parent = parent, index.parents.get(id(parent))
+        return isinstance(parent, (ast.If, ast.While, ast.Assert, ast.IfExp)) and child is parent.test
+
     def _calls(self, source, index) -> Iterator[Match]:
         if self.within and not any(self._context_call(index, w) is not None for w in index.withs):
             return  # no `with` of a wanted context in the module: no call can be inside one
+        callees = self._called_within(index) if self.within and self.within_callees else {}
         for call in index.calls:
             func, offset = call.func, 0
-            if not self._callee_matches(index, func):
+            if not self._callee_matches(index, func) and not self._condition_matches(index, call):
                 # functools.partial(torch.compile, mode=...) configures the same call.
                 if not (call.args and may_name(func, _PARTIAL_TAIL) and index.qualified_name(func) == "functools.partial"
                         and self._callee_matches(index, call.args[0])):
@@ -269,9 +297,18 @@ class PythonMatcher:
             captures = {"CALLEE": self._capture(source, func)}
             if self.within:
                 context = self._inside(index, call)
-                if context is None:
-                    continue
+                if context is not None:
+                    where = f"inside `with {self._capture(source, context.func).text}(...)` capture"
+                else:
+                    function = index.enclosing(call, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                    known = callees.get(id(function)) if function is not None else None
+                    if known is None:
+                        continue
+                    context, site = known
+                    where = (f"in `{function.name}()`, which is called inside `with "
+                             f"{self._capture(source, context.func).text}(...)` capture (line {site.lineno})")
                 captures["WITHIN"] = self._capture(source, context.func)
+                captures["WHERE"] = Capture(where, captures["WITHIN"].start, captures["WITHIN"].end)
             matched, value_gate = self._keywords_match(source, index, call, offset, captures)
             if not matched:
                 continue
@@ -347,6 +384,32 @@ class PythonMatcher:
                     return context
             child, parent = parent, index.parents.get(id(parent))
         return None
+
+    def _called_within(self, index) -> dict[int, tuple[ast.Call, ast.Call]]:
+        """id(function) -> (the `with` context call, the call site) for each function that the
+        body of a `within` context calls by name, one level deep: a function of this module or a
+        nested one in scope (`run_once()`), or a method of the class around the `with`
+        (`self.forward_step()`)."""
+        found: dict[int, tuple[ast.Call, ast.Call]] = {}
+        for statement in index.withs:
+            context = self._context_call(index, statement)
+            if context is None:
+                continue
+            owner = index.enclosing(statement, (ast.ClassDef,))
+            methods = {n.name: n for n in owner.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} if owner else {}
+            for body_statement in statement.body:
+                for node in ast.walk(body_statement):
+                    if not isinstance(node, ast.Call):
+                        continue
+                    function = None
+                    if isinstance(node.func, ast.Name):
+                        function = index.local_function(node.func.id, node)
+                    elif (isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                          and node.func.value.id == "self"):
+                        function = methods.get(node.func.attr)
+                    if function is not None and id(function) not in found:
+                        found[id(function)] = (context, node)
+        return found
 
     def _context_call(self, index, statement: ast.With | ast.AsyncWith) -> ast.Call | None:
         """The first `with` item of `statement` that calls one of `within`, if any."""
