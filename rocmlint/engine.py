@@ -80,7 +80,7 @@ def compile_matcher(check: Check) -> Matcher:
     if kind == "python":
         from rocmlint.python.matcher import PythonMatcher
 
-        return PythonMatcher(spec, where)
+        return PythonMatcher(spec, where, by_module_name=not check.breaks_nvidia)
     if kind == "ast-grep":
         from rocmlint.cpp.astgrep import AstGrepMatcher, metavariables
 

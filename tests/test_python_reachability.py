@@ -11,7 +11,7 @@ import pytest
 
 from conftest import write_files as _project
 from rocmlint.cli import main
-from rocmlint.python.gates import not_on_amd, value_on_amd
+from rocmlint.python.gates import not_on_amd, value_on_amd, value_on_nvidia
 from rocmlint.python.index import PythonIndex
 
 FP8 = "import torch\n\nw = weight.to(torch.float8_e4m3fn)\n"
@@ -166,3 +166,83 @@ def test_a_module_that_imports_an_extension_only_an_nvidia_only_package_builds(t
     assert gated["pkg/fused_dense.py"].startswith(
         "imports `fused_dense_lib` at its top level (line 1): an extension only csrc/fused_dense_lib/setup.py builds, for NVIDIA")
     assert "pkg/dense_other.py" in reported
+
+
+# --- the other way round: ROCm-only code that an NVIDIA run reaches (ROCM012, ROCM013) ---------
+
+ROCM_OPS = "import torch\nimport aiter\n\ndef gemm(a, b):\n    return aiter.gemm(a, b)\n"
+GUARDED = "try:\n    import aiter\nexcept ImportError:\n    aiter = None\n"
+
+
+def _scan_nvidia_side(root) -> tuple[dict, dict]:
+    out = os.path.join(os.path.dirname(os.path.abspath(root)), "report.json")
+    code = main(["scan", str(root), "--format", "json", "--output", out, "--show-gated", "--exit-zero", "-q",
+                 "--preview", "--select", "ROCM012,ROCM013", "--no-cache"])
+    assert code == 0
+    with open(out, encoding="utf-8") as handle:
+        document = json.load(handle)
+    reported = {(os.path.relpath(f["path"], root).replace(os.sep, "/"), f["code"]) for f in document["findings"]}
+    gated = {(os.path.relpath(f["path"], root).replace(os.sep, "/"), f["code"]): f["gate"] for f in document["gated"]}
+    return reported, gated
+
+
+def test_an_aiter_module_only_the_amd_side_imports_is_gated_whatever_its_name(tmp_path):
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/pkg/rocm_ops.py": ROCM_OPS,
+        "proj/pkg/layer.py": "import torch\n\nif torch.version.hip:\n    from .rocm_ops import gemm\n",
+    }), "proj")
+    reported, gated = _scan_nvidia_side(root)
+    assert ("pkg/rocm_ops.py", "ROCM013") not in reported
+    assert gated[("pkg/rocm_ops.py", "ROCM013")].startswith("imported only by code that never runs on NVIDIA: pkg/layer.py:4")
+
+
+@pytest.mark.parametrize("layer", [
+    "from .rocm_ops import gemm\n",  # at the top of a module NVIDIA runs
+    "import torch\n\ndef build():\n    from .rocm_ops import gemm\n    return gemm\n",  # a function NVIDIA may call
+])
+def test_an_aiter_module_that_nvidia_imports_is_reported_whatever_its_name(tmp_path, layer):
+    root = os.path.join(_dual_vendor(tmp_path, **{"proj/pkg/rocm_ops.py": ROCM_OPS, "proj/pkg/layer.py": layer}), "proj")
+    reported, gated = _scan_nvidia_side(root)
+    assert ("pkg/rocm_ops.py", "ROCM013") in reported
+
+
+def test_an_import_of_an_aiter_module_inside_try_keeps_nvidia_running(tmp_path):
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/pkg/rocm_ops.py": ROCM_OPS,
+        "proj/pkg/layer.py": "try:\n    from .rocm_ops import gemm\nexcept ImportError:\n    gemm = None\n",
+    }), "proj")
+    reported, gated = _scan_nvidia_side(root)
+    assert "inside `try:`" in gated[("pkg/rocm_ops.py", "ROCM013")]
+
+
+def test_an_import_error_guard_in_a_module_named_for_rocm_is_decided_by_its_importers(tmp_path):
+    reached = os.path.join(_dual_vendor(tmp_path / "a", **{
+        "proj/pkg/rocm_attention.py": GUARDED,
+        "proj/pkg/layer.py": "from .rocm_attention import aiter\n",
+    }), "proj")
+    reported, gated = _scan_nvidia_side(reached)
+    assert ("pkg/rocm_attention.py", "ROCM012") in reported
+    amd_only = os.path.join(_dual_vendor(tmp_path / "b", **{
+        "proj/pkg/rocm_attention.py": GUARDED,
+        "proj/pkg/layer.py": "import torch\n\nif torch.version.hip:\n    from .rocm_attention import aiter\n",
+    }), "proj")
+    reported, gated = _scan_nvidia_side(amd_only)
+    assert "never runs on NVIDIA" in gated[("pkg/rocm_attention.py", "ROCM012")]
+
+
+def test_a_module_that_imports_aiter_at_its_top_never_runs_on_nvidia(tmp_path):
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/pkg/kernels.py": "import aiter\n\ndef load():\n" + "".join("    " + l + "\n" for l in GUARDED.splitlines()),
+        "proj/pkg/layer.py": "from .kernels import load\n",
+    }), "proj")
+    reported, gated = _scan_nvidia_side(root)
+    assert ("pkg/kernels.py", "ROCM013") in reported  # never gated by itself
+    assert gated[("pkg/kernels.py", "ROCM012")].startswith("imports `aiter` at its top level (line 1)")
+
+
+@pytest.mark.parametrize("source, value", [
+    ("torch.version.hip", False), ("torch.version.cuda", True), ("_use_aiter", False), ("on_gfx950()", False),
+    ("not is_rocm()", True), ("torch.cuda.is_available()", True), ("use_flash", None),
+])
+def test_the_value_of_a_platform_test_on_nvidia(source, value):
+    assert value_on_nvidia(ast.parse(source, mode="eval").body) is value

@@ -107,6 +107,7 @@ SCHEMA = {
     "hipify-gated": ("bool-or-regex", False),
     "project-macro-gate": ("str-list", False),
     "amd-only-gated": (bool, False),
+    "breaks-nvidia": (bool, False),
     "target": (TARGET, False),
     "fix": (FIX, True),
     "references": ("str-list", True),
@@ -292,6 +293,10 @@ class Check:
     # Hits in a project that builds for AMD only are gated: what the check flags means
     # something else only in code carried over from CUDA.
     amd_only_gated: bool = False
+    # The hazard is on NVIDIA (ROCm-only code that an NVIDIA run reaches): a Python hit is gated
+    # where its code never runs on NVIDIA, decided by what the module imports and who imports it
+    # (rocmlint.project.python_imports), never by the module's name.
+    breaks_nvidia: bool = False
     # Hits are gated where the project itself defines one of these macros for HIP (a shim
     # header that defines __CUDA_ARCH__ makes `#if __CUDA_ARCH__` tests mean something there).
     project_macro_gate: tuple[str, ...] = ()
@@ -385,6 +390,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         hip_only=data.get("hip-only", False),
         hipify_gated=data.get("hipify-gated", False),
         amd_only_gated=data.get("amd-only-gated", False),
+        breaks_nvidia=data.get("breaks-nvidia", False),
         project_macro_gate=tuple(data.get("project-macro-gate", ())),
         python_file_names=tuple(data.get("python-file-names", ())),
         measured=measured,

@@ -47,6 +47,16 @@ def apply_project_model(
             continue
         if "cpp" in check.languages and language_of(finding.path) == "cpp":
             by_path.setdefault(finding.path, []).append(index)  # the build may compile it for ROCm: asked below
+        elif check.breaks_nvidia:
+            # ROCm-only code that an NVIDIA run may reach: gated where its module never runs on
+            # NVIDIA, by its imports and importers.
+            if finding.gate is None and language_of(finding.path) == "python":
+                gate = _importers_gate(finding.path, folders, import_graphs, side="nvidia")
+                if gate is not None and re.search(rf"\(line {finding.line}\)", gate.split(":", 1)[0]):
+                    # never gated by itself: the top-level import that is the finding
+                    gate = _importers_gate(finding.path, folders, import_graphs, side="nvidia", own_imports=False)
+                if gate is not None:
+                    findings[index] = replaced(finding, gate=gate)
         elif finding.gate is None and (subproject := nvidia_only_subproject(finding.path)) is not None:
             findings[index] = replaced(finding, gate=subproject)
         elif finding.gate is None and language_of(finding.path) == "python":
@@ -149,10 +159,11 @@ def _torch_cuda_header(path: str) -> str | None:
     return None
 
 
-def _importers_gate(path: str, folders: list[str], graphs: dict) -> str | None:
+def _importers_gate(path: str, folders: list[str], graphs: dict, side: str = "amd", own_imports: bool = True) -> str | None:
     """Why a Python file of a project that builds or runs for AMD is code for one GPU stack by
     the modules that import it (rocmlint.project.python_imports), or None. A project with no
-    AMD side is being ported: everything in it is on the path the port takes."""
+    AMD side is being ported: everything in it is on the path the port takes. `side`: "amd"
+    asks whether the file never runs on AMD, "nvidia" whether it never runs on NVIDIA."""
     from rocmlint.build.project_root import project_kind
     from rocmlint.files.project_start import find_project_root, package_top
 
@@ -168,7 +179,7 @@ def _importers_gate(path: str, folders: list[str], graphs: dict) -> str | None:
         from rocmlint.project.python_imports import ImportGraph
 
         graph = graphs[root] = ImportGraph(root)
-    return graph.gate(absolute)
+    return graph.gate(absolute, side=side, own_imports=own_imports)
 
 
 def _folders(scanned: Sequence) -> list[str]:

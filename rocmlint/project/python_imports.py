@@ -14,7 +14,11 @@ then the importing files parsed), and the module counts as code for one GPU stac
 importers and no import of it runs on AMD (rocmlint.python.gates.not_on_amd: the NVIDIA side
 of a platform test, after an exit taken on AMD, a test skipped on AMD; or a module for NVIDIA
 by its name), or every import that may run there sits in a module that is itself imported only
-that way (followed a few levels). A module that imports an NVIDIA-only package, or an extension
+that way (followed a few levels). The same question is asked the other way round for checks
+whose hazard is on NVIDIA (ROCm-only code, such as AMD's aiter, reached by an NVIDIA run):
+there a module never runs on NVIDIA where every import of it sits on the AMD side of a platform
+test (rocmlint.python.gates.not_on_nvidia), inside `try`/`except`, or in a module that imports
+aiter at its top level (which NVIDIA cannot import); names are not trusted that way round. A module that imports an NVIDIA-only package, or an extension
 only an NVIDIA-only package of the project builds, at its top level cannot be imported on AMD. A module that something names in a string (a lazy registry, an entry
 point), a package's `__init__.py`, a test file, a script run as `__main__`, and a module
 nothing imports stay unknown, and their findings are reported.
@@ -50,6 +54,9 @@ _TOP_LEVEL_NVIDIA_IMPORT = re.compile(
 )
 # `CUDAExtension("fused_dense_lib", ...)` / `CUDAExtension(name="fused_dense_lib", ...)`.
 _CUDA_EXTENSION_NAME = re.compile(r"""CUDAExtension\(\s*(?:name\s*=\s*)?["']([\w.]+)["']""")
+# A module that imports AMD's aiter at its top level, outside any `try`, `if` or function, fails
+# to import on NVIDIA machines (ImportError without aiter, RuntimeError with it installed).
+_TOP_LEVEL_AITER_IMPORT = re.compile(r"^(?:import|from)[ \t]+(?P<module>aiter)(?![\w])", re.M)
 _TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest)\.py$")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
@@ -118,22 +125,27 @@ class ImportGraph:
 
     # --- the question -----------------------------------------------------------------------
 
-    def gate(self, path: str, _depth: int = 0) -> str | None:
-        """Why the module at `path` is code for one GPU stack by its importers, or None."""
+    def gate(self, path: str, _depth: int = 0, side: str = "amd", own_imports: bool = True) -> str | None:
+        """Why the module at `path` is code for one GPU stack by its importers, or None. `side`:
+        "amd" asks whether it never runs on AMD, "nvidia" whether it never runs on NVIDIA.
+        `own_imports`: whether the module's own top-level imports may decide (not where the
+        finding is that import)."""
         path = os.path.abspath(path)
-        if path in self._gates:
-            return self._gates[path]
-        self._gates[path] = None  # a module that imports itself back decides nothing
-        reason = self._decide(path, _depth)
-        self._gates[path] = reason
+        key = (path, side, own_imports)
+        if key in self._gates:
+            return self._gates[key]
+        self._gates[key] = None  # a module that imports itself back decides nothing
+        reason = self._decide(path, _depth, side, own_imports)
+        self._gates[key] = reason
         return reason
 
-    def _decide(self, path: str, depth: int) -> str | None:
+    def _decide(self, path: str, depth: int, side: str = "amd", own_imports: bool = True) -> str | None:
         name = os.path.basename(path)
         text = self.texts.get(path)
-        unimportable = self._unimportable_on_amd(text or "")
-        if unimportable is not None:
-            return unimportable
+        if own_imports:
+            unimportable = self._unimportable_on_amd(text or "") if side == "amd" else _unimportable_on_nvidia(text or "")
+            if unimportable is not None:
+                return unimportable
         if depth > _MAX_DEPTH or name == "__init__.py" or _TEST_FILE.match(name):
             return None  # a package runs whenever a module in it is imported; pytest runs tests
         module = module_name(path)
@@ -148,7 +160,7 @@ class ImportGraph:
         first = None
         # Imports at the top level of their module first: those need no parsing to decide.
         for importer, line in sorted(imports, key=lambda site: (self._indented(*site), site)):
-            why = self._import_gate(importer, line, depth)
+            why = self._import_gate(importer, line, depth, side)
             if why is None:
                 return None
             first = first or (importer, line, why)
@@ -157,7 +169,25 @@ class ImportGraph:
         importer, line, why = first
         where = os.path.relpath(importer, self.root).replace(os.sep, "/")
         more = f" and {len(imports) - 1} more" if len(imports) > 1 else ""
-        return f"imported only by code that never runs on AMD: {where}:{line}{more} ({why})"
+        stack = "AMD" if side == "amd" else "NVIDIA"
+        return f"imported only by code that never runs on {stack}: {where}:{line}{more} ({why})"
+
+    def reached_on_nvidia(self, path: str) -> str | None:
+        """Where the project's own code imports the module at `path` in a way that runs on
+        NVIDIA (an import at the top of a module that runs there, or one in a function or
+        branch that no platform test or `try` keeps from NVIDIA), or None when none was found."""
+        path = os.path.abspath(path)
+        module = module_name(path)
+        if module is None:
+            return None
+        package = module.split(".")[0] + "."
+        for importer, line in sorted(self.importers.get(module, []), key=lambda site: (self._indented(*site), site)):
+            if not (self.module_names.get(importer) or "").startswith(package) or _TEST_FILE.match(os.path.basename(importer)):
+                continue
+            if self._import_gate(importer, line, 0, "nvidia") is None:
+                where = os.path.relpath(importer, self.root).replace(os.sep, "/")
+                return f"{where}:{line}"
+        return None
 
     def _unimportable_on_amd(self, text: str) -> str | None:
         """Why a module's top-level imports fail on AMD: an NVIDIA-only third-party package, or
@@ -175,17 +205,19 @@ class ImportGraph:
         line = text.count("\n", 0, found.start()) + 1
         return f"imports `{module}` at its top level (line {line}): {what}; it cannot be imported on AMD"
 
-    def _import_gate(self, importer: str, line: int, depth: int) -> str | None:
-        """Why the import statement at `line` of `importer` never runs on AMD, or None."""
-        from rocmlint.python.gates import not_on_amd, python_module_gate
+    def _import_gate(self, importer: str, line: int, depth: int, side: str = "amd") -> str | None:
+        """Why the import statement at `line` of `importer` never runs on AMD (side "amd") or
+        never breaks an NVIDIA run (side "nvidia"), or None."""
+        from rocmlint.python.gates import not_on_amd, not_on_nvidia, python_module_gate
 
-        by_name = python_module_gate(importer)
-        if by_name is not None:
-            return by_name if "NVIDIA" in by_name else None
+        if side == "amd":
+            by_name = python_module_gate(importer)
+            if by_name is not None:
+                return by_name if "NVIDIA" in by_name else None
         if not self._indented(importer, line):
             # A statement at the module's top level runs whenever the module is imported
             # (a module-level early exit before it is rare enough to leave unread).
-            upstream = self.gate(importer, depth + 1)
+            upstream = self.gate(importer, depth + 1, side)
             return self._inside(importer, upstream)
         index = self._index(importer)
         if index is None:
@@ -193,10 +225,12 @@ class ImportGraph:
         nodes = [n for n in index.imports if n.lineno == line]
         if not nodes:
             return None
-        why = not_on_amd(nodes[0], index.parents)
+        why = not_on_amd(nodes[0], index.parents) if side == "amd" else not_on_nvidia(nodes[0], index.parents)
+        if why is None and side == "nvidia":
+            why = _guarded_import(index, nodes[0])
         if why is not None:
             return why
-        upstream = self.gate(importer, depth + 1)
+        upstream = self.gate(importer, depth + 1, side)
         return self._inside(importer, upstream)
 
     def _inside(self, importer: str, upstream: str | None) -> str | None:
@@ -244,6 +278,27 @@ class ImportGraph:
                 if not text[line_start:match.start()].lstrip().startswith(("from ", "import ")):
                     return True
         return False
+
+
+def _unimportable_on_nvidia(text: str) -> str | None:
+    """Why a module's top-level imports fail on NVIDIA machines (AMD's aiter), or None."""
+    found = _TOP_LEVEL_AITER_IMPORT.search(text)
+    if found is None:
+        return None
+    line = text.count("\n", 0, found.start()) + 1
+    return (f"imports `aiter` at its top level (line {line}), AMD's kernel library: it cannot be imported "
+            "without ROCm, so none of its code runs on NVIDIA")
+
+
+def _guarded_import(index, node) -> str | None:
+    """An import inside the body of a `try` with an `except` clause (same function): a failed
+    import is handled where it happens."""
+    child, parent = node, index.parents.get(id(node))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(parent, ast.Try) and parent.handlers and any(child is s for s in parent.body):
+            return f"inside `try:` with an `except` clause (line {parent.lineno})"
+        child, parent = parent, index.parents.get(id(parent))
+    return None
 
 
 def module_name(path: str) -> str | None:

@@ -571,50 +571,63 @@ def value_on_amd(test: ast.AST) -> bool | None:
     """The truth of a condition on an AMD machine with a ROCm build of PyTorch, where its names
     say it (`torch.version.hip` is set, `torch.version.cuda` is None, `is_rocm()` is true,
     `current_platform.is_cuda()` is false), else None."""
+    return _value_on(test, amd=True)
+
+
+def value_on_nvidia(test: ast.AST) -> bool | None:
+    """The same on an NVIDIA machine with a CUDA build of PyTorch: `torch.version.hip` is None,
+    `is_rocm()`, `_use_aiter` and `on_gfx950()` are false, `torch.version.cuda` and `is_cuda()`
+    are true."""
+    return _value_on(test, amd=False)
+
+
+def _value_on(test: ast.AST, amd: bool) -> bool | None:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        value = value_on_amd(test.operand)
+        value = _value_on(test.operand, amd)
         return None if value is None else not value
     if isinstance(test, ast.BoolOp):
-        values = [value_on_amd(v) for v in test.values]
+        values = [_value_on(v, amd) for v in test.values]
         if isinstance(test.op, ast.And):
             return False if False in values else (True if all(v is True for v in values) else None)
         return True if True in values else (False if all(v is False for v in values) else None)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
             and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
-        value = value_on_amd(test.left)
+        value = _value_on(test.left, amd)
         if value is None:
             return None
         return value if isinstance(test.ops[0], ast.IsNot) else not value
     if isinstance(test, ast.Call) and not test.args:
-        return value_on_amd(test.func)
+        return _value_on(test.func, amd)
     if isinstance(test, (ast.Name, ast.Attribute)):
         dotted = dotted_name(test) or ""
         last = dotted.rsplit(".", 1)[-1]
         if dotted.endswith("version.hip"):
-            return True
+            return amd
         if dotted.endswith("version.cuda"):
-            return False
+            return not amd
         if dotted.endswith(_TRUE_ON_ROCM) or last in _TRUE_ON_ROCM:
-            return True
-        if names_platform(last) and not re.search(r"(?i)nvidia|nvcc", last):
-            return True  # is_rocm, IS_HIP, use_rocm, on_amd_gpu
+            return True  # a GPU through torch.cuda, on either stack
+        if (names_platform(last) or re.search(r"(?i)aiter", last)) and not re.search(r"(?i)nvidia|nvcc", last):
+            return amd  # is_rocm, IS_HIP, use_rocm, on_amd_gpu, _use_aiter (aiter is ROCm's), on_gfx950
         if _ASKS_NVIDIA.search(last) or dotted.endswith("platform.is_cuda"):
-            return False
+            return not amd
     return None
 
 
-def _skips_on_amd(decorator: ast.AST) -> bool:
+def _skips_on(decorator: ast.AST, amd: bool) -> bool:
     """`@skipIfRocm`, `@pytest.mark.skipif(torch.version.hip, ...)`, `@unittest.skipUnless(
-    IS_CUDA, ...)`: a test that never runs on AMD."""
+    IS_CUDA, ...)`: a test that never runs on AMD (or, with amd=False, `@skipIfCuda`, ...: one
+    that never runs on NVIDIA)."""
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     name = (dotted_name(target) or "").rsplit(".", 1)[-1]
-    if re.fullmatch(r"(?i)skip_?if_?(rocm|hip|amd)", name):
+    words = "rocm|hip|amd" if amd else "cuda|nvidia"
+    if re.fullmatch(rf"(?i)skip_?if_?({words})", name):
         return True
     if isinstance(decorator, ast.Call) and name in SKIP_DECORATORS:
         conditions = decorator.args[:1] + [k.value for k in decorator.keywords if k.arg == "condition"]
         if not conditions:
             return False
-        value = value_on_amd(conditions[0])
+        value = _value_on(conditions[0], amd)
         return value is True if "unless" not in name.lower() else value is False
     return False
 
@@ -622,36 +635,47 @@ def _skips_on_amd(decorator: ast.AST) -> bool:
 def not_on_amd(node: ast.AST, parents: dict[int, ast.AST], facts: BlockFacts | None = None) -> str | None:
     """Why `node` never runs on an AMD machine (it sits on the NVIDIA side of a platform test,
     after an early exit taken on AMD, in a test skipped on AMD), or None: it may run there."""
+    return _not_on(node, parents, facts, amd=True)
+
+
+def not_on_nvidia(node: ast.AST, parents: dict[int, ast.AST], facts: BlockFacts | None = None) -> str | None:
+    """Why `node` never runs on an NVIDIA machine (the AMD side of a platform test, after an
+    early exit taken on NVIDIA, a test skipped on NVIDIA), or None: it may run there."""
+    return _not_on(node, parents, facts, amd=False)
+
+
+def _not_on(node: ast.AST, parents: dict[int, ast.AST], facts: BlockFacts | None, amd: bool) -> str | None:
     facts = facts if facts is not None else BlockFacts()
+    stack = "AMD" if amd else "NVIDIA"
     child, parent = node, parents.get(id(node))
     while parent is not None:
         if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
-            value = value_on_amd(parent.test)
+            value = _value_on(parent.test, amd)
             in_body = facts.position(parent, "body", child) is not None or child is getattr(parent, "body", None)
             if (value is False and in_body) or (value is True and not in_body and not isinstance(parent, ast.While)):
                 side = "" if in_body else "the `else` of "
-                return f"on {side}`if {short_source(parent.test)}` (line {parent.lineno}), not taken on AMD"
+                return f"on {side}`if {short_source(parent.test)}` (line {parent.lineno}), not taken on {stack}"
         elif isinstance(parent, ast.BoolOp) and child in parent.values and child is not parent.values[0]:
-            earlier = [value_on_amd(v) for v in parent.values[: parent.values.index(child)]]
+            earlier = [_value_on(v, amd) for v in parent.values[: parent.values.index(child)]]
             stop = False if isinstance(parent.op, ast.And) else True
             if stop in earlier:
-                return f"after `{short_source(parent)}` (line {parent.lineno}) stops before it on AMD"
+                return f"after `{short_source(parent)}` (line {parent.lineno}) stops before it on {stack}"
         elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in parent.decorator_list:
-                if _skips_on_amd(decorator):
-                    return f"in `{parent.name}`, skipped on AMD by `@{short_source(decorator)}` (line {decorator.lineno})"
+                if _skips_on(decorator, amd):
+                    return f"in `{parent.name}`, skipped on {stack} by `@{short_source(decorator)}` (line {decorator.lineno})"
         elif isinstance(parent, ast.Module):
             for statement in parent.body:
                 if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in statement.targets):
                     marks = statement.value.elts if isinstance(statement.value, (ast.List, ast.Tuple)) else [statement.value]
-                    if any(_skips_on_amd(mark) for mark in marks):
-                        return f"in a test module skipped on AMD by `{short_source(statement)}` (line {statement.lineno})"
+                    if any(_skips_on(mark, amd) for mark in marks):
+                        return f"in a test module skipped on {stack} by `{short_source(statement)}` (line {statement.lineno})"
         for block in ("body", "orelse", "finalbody"):
             position = facts.position(parent, block, child)
             if position is None:
                 continue
             for earlier in getattr(parent, block)[:position]:
-                if isinstance(earlier, ast.If) and _exits(earlier.body) and value_on_amd(earlier.test) is True:
-                    return f"after `if {short_source(earlier.test)}:` exits on AMD (line {earlier.lineno})"
+                if isinstance(earlier, ast.If) and _exits(earlier.body) and _value_on(earlier.test, amd) is True:
+                    return f"after `if {short_source(earlier.test)}:` exits on {stack} (line {earlier.lineno})"
         child, parent = parent, parents.get(id(parent))
     return None

@@ -180,7 +180,7 @@ class PythonIndex:
         self._bindings: dict[int, dict[str, list[ast.AST]]] = {}
         self._settings: list[Write] | None = None
         self._envs: list[Write] | None = None
-        self._caller_gates: dict[int, str | None] = {}
+        self._caller_gates: dict[tuple[int, bool], str | None] = {}
 
     @property
     def predicates(self):
@@ -192,25 +192,25 @@ class PythonIndex:
             self._predicates = PlatformPredicates.of_module(self.tree, self.path, self.aliases)
         return self._predicates
 
-    def gate(self, node: ast.AST, *, import_guard: bool = False) -> str | None:
+    def gate(self, node: ast.AST, *, import_guard: bool = False, by_module_name: bool = True) -> str | None:
         """Why a node is already gated for one GPU stack (rocmlint.python.gates.python_gate, or the
-        module is for one stack by its name), or None."""
+        module is for one stack by its name, unless `by_module_name` is False), or None."""
         from rocmlint.python.gates import python_gate
 
         if self._module_gate is None:
             from rocmlint.python.gates import python_module_gate
 
             self._module_gate = python_module_gate(self.path) or ""
-        if self._module_gate:
+        if self._module_gate and by_module_name:
             return self._module_gate
         if self._block_facts is None:
             from rocmlint.python.gates import BlockFacts
 
             self._block_facts = BlockFacts()
         gate = python_gate(node, self.parents, import_guard=import_guard, predicates=self.predicates, facts=self._block_facts)
-        return gate if gate is not None else self._callers_gate(node)
+        return gate if gate is not None else self._callers_gate(node, by_module_name)
 
-    def _callers_gate(self, node: ast.AST) -> str | None:
+    def _callers_gate(self, node: ast.AST, by_module_name: bool = True) -> str | None:
         """Why the module-level function around `node` runs only in code for one GPU stack:
         every call of it in this file is gated, and nothing outside the file calls it (a
         private `_name`, or any function of a setup.py, which nothing imports). vLLM's setup.py
@@ -225,9 +225,10 @@ class PythonIndex:
             parent = self.parents.get(id(parent))
         if function is None or not isinstance(self.parents.get(id(function)), ast.Module):
             return None
-        if id(function) in self._caller_gates:
-            return self._caller_gates[id(function)]
-        self._caller_gates[id(function)] = None  # a function that calls itself decides nothing
+        key = (id(function), by_module_name)
+        if key in self._caller_gates:
+            return self._caller_gates[key]
+        self._caller_gates[key] = None  # a function that calls itself decides nothing
         private = function.name.startswith("_") and not function.name.startswith("__")
         script = self.path is not None and os.path.basename(self.path) == "setup.py"
         reason = None
@@ -235,14 +236,14 @@ class PythonIndex:
             uses = [n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == function.name]
             calls = [n for n in uses if isinstance(self.parents.get(id(n)), ast.Call) and self.parents[id(n)].func is n]
             if calls and len(calls) == len(uses):
-                gates = [self.gate(self.parents[id(n)]) for n in calls]
+                gates = [self.gate(self.parents[id(n)], by_module_name=by_module_name) for n in calls]
                 if all(gates):
                     first = min(calls, key=lambda n: n.lineno)
                     reason = (
                         f"every call of `{function.name}()` in this file is code for one GPU stack "
                         f"(line {first.lineno}: {gates[calls.index(first)]})"
                     )
-        self._caller_gates[id(function)] = reason
+        self._caller_gates[key] = reason
         return reason
 
     def is_platform_test(self, test: ast.AST) -> bool:

@@ -74,8 +74,12 @@ _IMPORT_TAILS = frozenset({"import_module", "__import__"})
 
 
 class PythonMatcher:
-    def __init__(self, spec: dict, where: str):
+    def __init__(self, spec: dict, where: str, by_module_name: bool = True):
         from rocmlint.catalog.loader import CheckFileError
+
+        # Whether a module named for one GPU stack (`rocm_attention.py`) gates its hits; not for
+        # checks whose hazard is on NVIDIA, where such modules are where the hazard lives.
+        self.by_module_name = by_module_name
 
         check_keys(
             spec,
@@ -236,9 +240,9 @@ class PythonMatcher:
                 handler_try = self._try_catching_only(index, node)
                 if handler_try is None:
                     continue
-                gate = index.gate(node)
+                gate = self._gate(index, node)
             else:
-                gate = index.gate(node, import_guard=True)
+                gate = self._gate(index, node, import_guard=True)
             if gate is None and self.installed_by:
                 from rocmlint.python.gates import declared_dependency
 
@@ -318,8 +322,11 @@ class PythonMatcher:
                     continue
                 value_gate = value_gate or text_gate
             start, end = self._offsets(source, call)
-            gate = index.gate(call) or value_gate or (self._caught(index, call) if self.caught_by else None)
+            gate = self._gate(index, call) or value_gate or (self._caught(index, call) if self.caught_by else None)
             yield Match(start, end, gate=gate, captures=captures, node=call)
+
+    def _gate(self, index, node: ast.AST, **options) -> str | None:
+        return index.gate(node, by_module_name=self.by_module_name, **options)
 
     def _first_argument_matches(self, source, index, call: ast.Call, offset: int, captures: dict):
         """With `value-regex` on a call: False when no value of the first argument matches,
@@ -469,7 +476,7 @@ class PythonMatcher:
                 if not values:
                     continue
             value = next((v for v in values if v.gate is None), values[0])
-            gate = write.gate or index.gate(write.anchor) or value.gate
+            gate = write.gate or self._gate(index, write.anchor) or value.gate
             start, end = self._offsets(source, write.first, write.last)
             captures = {"SETTING": Capture(write.name, start, end), "VALUE": self._capture(source, value.node)}
             yield Match(start, end, gate=gate, captures=captures, node=write.anchor)
@@ -480,7 +487,7 @@ class PythonMatcher:
                 continue
             start, end = self._offsets(source, write.first, write.last)
             captures = {"VAR": Capture(write.name, start, end)}
-            gate = index.gate(write.anchor)
+            gate = self._gate(index, write.anchor)
             if self.value_regex is not None:
                 if write.value is None:
                     continue
@@ -519,7 +526,7 @@ class PythonMatcher:
             if isinstance(parent, ast.Attribute) or _only_compared(index, node) or self._use_left_out(source, index, node):
                 continue
             start, end = self._offsets(source, node)
-            yield Match(start, end, gate=index.gate(node), captures={"NAME": Capture(name, start, end)}, node=node)
+            yield Match(start, end, gate=self._gate(index, node), captures={"NAME": Capture(name, start, end)}, node=node)
 
     def _use_left_out(self, source, index, node: ast.AST) -> bool:
         """The uses the check file says are not findings: arguments of named calls, members of

@@ -645,3 +645,45 @@ def cudnn_only_attention(source, matcher) -> Iterator[Match]:
         start, end = _span(source, call)
         captures = {"CALLEE": _capture(source, func), "HOW": Capture(how, start, end)}
         yield Match(start, end, gate=index.gate(call), captures=captures, node=call)
+
+
+# --- ROCM013: AMD's aiter reached at import time by code NVIDIA runs ---------------------------
+
+_AITER_OPS = "torch.ops.aiter"
+
+
+def aiter_at_import_time(source, matcher) -> Iterator[Match]:
+    """`import aiter` / `from aiter... import` / `importlib.import_module("aiter...")` and
+    `torch.ops.aiter.*` uses that run when the module is imported, outside `try`/`except` and
+    platform tests. Whether NVIDIA imports the module is the project pass's question
+    (rocmlint.project.python_imports); the module's name is never taken as an answer."""
+    from rocmlint.python.gates import own_module
+
+    index = source.python_index
+    hits: list[tuple[ast.AST, str]] = []
+    for node in index.imports:
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name == "aiter" or a.name.startswith("aiter.")]
+        else:
+            names = [node.module] if node.level == 0 and node.module and (node.module == "aiter" or node.module.startswith("aiter.")) else []
+        if names:
+            hits.append((node, names[0]))
+    for call in index.calls:
+        if call.args and may_name(call.func, ("import_module",)) and index.qualified_name(call.func) == "importlib.import_module":
+            first = call.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.split(".")[0] == "aiter":
+                hits.append((call, first.value))
+    for node in index.attributes:
+        if isinstance(index.parents.get(id(node)), ast.Attribute):
+            continue  # only the whole dotted name
+        name = index.qualified_name(node) or ""
+        if name.startswith(_AITER_OPS + "."):
+            hits.append((node, name))
+    if hits and own_module(source.path, "aiter"):
+        return  # aiter's own code
+    for node, name in hits:
+        if not index.at_module_level(node):
+            continue
+        start, end = _span(source, node)
+        gate = index.gate(node, import_guard=True, by_module_name=False)
+        yield Match(start, end, gate=gate, captures={"MODULE": Capture(name, start, end)}, node=node)
