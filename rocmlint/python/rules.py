@@ -644,12 +644,47 @@ def cudnn_only_attention(source, matcher) -> Iterator[Match]:
             continue
         start, end = _span(source, call)
         captures = {"CALLEE": _capture(source, func), "HOW": Capture(how, start, end)}
-        yield Match(start, end, gate=index.gate(call), captures=captures, node=call)
+        yield Match(start, end, gate=index.gate(call) or _cudnn_path(index, call), captures=captures, node=call)
+
+
+def _cudnn_path(index, node: ast.AST) -> str | None:
+    """Why `node` is the cuDNN backend's own path, chosen on purpose: inside a function or class
+    named for cuDNN (diffusers' `_native_cudnn_attention`, a registered `_cudnn_attn_call`), or
+    under an `if` whose test asks whether cuDNN attention was chosen (`if use_cudnn:`,
+    `elif backend == SDPBackend.CUDNN_ATTENTION:`), which it never is on ROCm."""
+    child, parent = node, index.parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and "cudnn" in parent.name.lower():
+            kind = "class" if isinstance(parent, ast.ClassDef) else "function"
+            return f"in {kind} `{parent.name}`, the cuDNN backend's own path (line {parent.lineno})"
+        if isinstance(parent, ast.If) and child is not parent.test and any(child is s for s in parent.body):
+            if "cudnn" in ast.unparse(parent.test).lower():
+                return f"under `if {ast.unparse(parent.test)[:60]}` (line {parent.lineno}): only where cuDNN attention was chosen"
+        child, parent = parent, index.parents.get(id(parent))
+    return None
 
 
 # --- ROCM013: AMD's aiter reached at import time by code NVIDIA runs ---------------------------
 
 _AITER_OPS = "torch.ops.aiter"
+
+
+def _project_provides(path: str | None, package: str) -> bool:
+    """Does the project the file belongs to (the nearest folder above it with a setup.py or
+    pyproject.toml) ship `package` itself (`<root>/aiter/`, `<root>/src/aiter/`)? Its tools and
+    tests import it as their own."""
+    import os
+
+    if not path:
+        return False
+    directory = os.path.dirname(os.path.abspath(path))
+    while True:
+        if any(os.path.isfile(os.path.join(directory, n)) for n in ("setup.py", "pyproject.toml")):
+            return any(os.path.isfile(os.path.join(directory, *where, package, "__init__.py")) for where in ((), ("src",)))
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return False
+        directory = parent
 
 
 def aiter_at_import_time(source, matcher) -> Iterator[Match]:
@@ -679,11 +714,22 @@ def aiter_at_import_time(source, matcher) -> Iterator[Match]:
         name = index.qualified_name(node) or ""
         if name.startswith(_AITER_OPS + "."):
             hits.append((node, name))
-    if hits and own_module(source.path, "aiter"):
+    if hits and (own_module(source.path, "aiter") or _project_provides(source.path, "aiter")):
         return  # aiter's own code
     for node, name in hits:
         if not index.at_module_level(node):
             continue
         start, end = _span(source, node)
-        gate = index.gate(node, import_guard=True, by_module_name=False)
+        gate = index.gate(node, import_guard=True, by_module_name=False) or _under_aiter_test(index, node)
         yield Match(start, end, gate=gate, captures={"MODULE": Capture(name, start, end)}, node=node)
+
+
+def _under_aiter_test(index, node: ast.AST) -> str | None:
+    """Why `node` runs only where aiter was found: in the body of an `if` whose test asks about
+    aiter (`if HAS_AITER:`, `if env_info["has_aiter"]:`, `if _use_aiter:`)."""
+    child, parent = node, index.parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, ast.If) and any(child is s for s in parent.body) and "aiter" in ast.unparse(parent.test).lower():
+            return f"under `if {ast.unparse(parent.test)[:60]}` (line {parent.lineno}): only where aiter is available"
+        child, parent = parent, index.parents.get(id(parent))
+    return None
