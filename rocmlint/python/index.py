@@ -15,7 +15,8 @@
 Data flow is deliberately simple: within one module, a name is followed to every value it is
 assigned in its scope (flow-insensitive), to a local function's `return` values, to a
 parameter's default and `pytest.mark.parametrize` values, to the elements of a literal list
-a `for` loop walks, to the default of an environment variable read with one
+a `for` loop walks, to what a method of the same class returns (`self._compile_mode()`), to
+the default of an environment variable read with one
 (`os.environ.get("MODE", "reduce-overhead")` takes the default or an UNKNOWN value), through
 `x if c else y` and `a or b`, a few levels deep; a dict to the dicts a local helper returns. What cannot be followed is an UNKNOWN value, never a guess.
 The scanner never imports or executes the code: everything here comes from the `ast` tree.
@@ -460,11 +461,25 @@ class PythonIndex:
             function = self._local_function(expr.func.id, expr)
             if function is not None:
                 return self._return_values(function, depth, seen) or [Value(expr, UNKNOWN)]
+        if (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name)
+                and expr.func.value.id == "self"):
+            # `mode=self._get_compile_mode()`: a method of the class around the call.
+            method = self._own_method(expr.func.attr, expr)
+            if method is not None:
+                return self._return_values(method, depth, seen) or [Value(expr, UNKNOWN)]
         if isinstance(expr, ast.Call) and len(expr.args) >= 2 and self._reads_environment(expr):
             # `os.environ.get("COMPILE_MODE", "reduce-overhead")`: the default where the
             # variable is unset, or whatever the environment holds.
             return self.values(expr.args[1], depth, seen) + [Value(expr, UNKNOWN)]
         return [Value(expr, UNKNOWN)]
+
+    def _own_method(self, name: str, at: ast.AST) -> ast.AST | None:
+        """The method `name` of the class whose method holds `at`, when the class defines it once."""
+        owner = self.enclosing(at, (ast.ClassDef,))
+        if owner is None:
+            return None
+        methods = [n for n in owner.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+        return methods[0] if len(methods) == 1 else None
 
     def _reads_environment(self, call: ast.Call) -> bool:
         """`os.environ.get(name, default)` or `os.getenv(name, default)`, through any alias."""
