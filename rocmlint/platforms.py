@@ -29,7 +29,9 @@ def _names_gfx_target(words: set[str]) -> bool:
 
 # Identifier parts that name a GPU software stack. "cuda" alone is not one of them:
 # `torch.cuda` and `.is_cuda` are true on ROCm builds of PyTorch as well.
-_PLATFORM_PARTS = {"rocm", "hip", "hipcc", "amd", "amdgpu", "amdgcn", "hcc", "nvidia", "nvcc"}
+_PLATFORM_PARTS = {"rocm", "hip", "hipcc", "amd", "amdgpu", "amdgcn", "hcc", "nvidia", "nvcc",
+                   # AMD's GPU families: `_on_rdna4()`, `IS_CDNA3` test for AMD GPUs
+                   "rdna", "cdna"}
 
 
 def names_platform(identifier: str) -> bool:
