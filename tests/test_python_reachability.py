@@ -232,7 +232,7 @@ def test_an_import_error_guard_in_a_module_named_for_rocm_is_decided_by_its_impo
 
 def test_a_module_that_imports_aiter_at_its_top_never_runs_on_nvidia(tmp_path):
     root = os.path.join(_dual_vendor(tmp_path, **{
-        "proj/pkg/kernels.py": "import aiter\n\ndef load():\n" + "".join("    " + l + "\n" for l in GUARDED.splitlines()),
+        "proj/pkg/kernels.py": "import aiter\n\ndef load():\n" + "".join("    " + line + "\n" for line in GUARDED.splitlines()),
         "proj/pkg/layer.py": "from .kernels import load\n",
     }), "proj")
     reported, gated = _scan_nvidia_side(root)
