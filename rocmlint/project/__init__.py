@@ -28,7 +28,7 @@ import re
 from rocmlint.build import CUDA, ROCM, SOURCE_SUFFIXES, BuildFacts
 from rocmlint.build.project_root import BUILD_FILE_NAMES, ROCM_TEXT, SKIPPED_FOLDERS, VENDOR_DIRECTORIES
 from rocmlint.build.budget import OutOfBudget, WorkBudget
-from rocmlint.files.tree import PROJECT_FILE_LIMIT, ProjectFiles
+from rocmlint.files.tree import PROJECT_FILE_LIMIT, ProjectFiles, note_tree
 from rocmlint.project.model import (
     UNKNOWN_FILE,
     FileVerdict,
@@ -53,6 +53,7 @@ def _walk(root: str) -> tuple[list[str], list[str], list[str]]:
     build_files: list[str] = []
     sources: list[str] = []
     python_files: list[str] = []
+    note_tree(root)
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
             d for d in dirnames
