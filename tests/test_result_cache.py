@@ -540,3 +540,184 @@ def test_an_entry_over_the_size_cap_is_neither_written_nor_read(tmp_path, monkey
     cache.put(cache.key("a.py", "python", b"data", False), "a.py", entry["questions"], [finding], [problem])
     cache.save()
     assert not (tmp_path / "other").exists()  # nothing made, nothing written
+
+
+# --- what the pack keeps: pruning, a size bound, concurrent scans --------------------------------
+
+
+def _paths_kept(cache: Path) -> list[str]:
+    return sorted(json.loads(line.split(b"\t", 5)[4]) for line in _lines(cache) if line.startswith(b"F"))
+
+
+def test_edits_do_not_grow_the_cache_and_gone_files_leave_it(tmp_path):
+    """Each round of edits replaces the entries of the files edited: the pack stays the size of
+    one scan's results (it only grew before: one file per entry, never removed)."""
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    _scan(tree, cache=cache)
+    first_paths, first_size = _paths_kept(cache), _pack(cache).stat().st_size
+    edited = sorted(p for p in tree.rglob("*.py") if "torch" in p.read_text())[:2]
+    assert len(edited) == 2
+    sizes = []
+    for round_ in range(6):
+        for path in edited:
+            path.write_text(path.read_text() + f"\n# edit round {round_}\n")  # new bytes, the same findings
+        assert _scan(tree, cache=cache) == _scan(tree)
+        sizes.append(_pack(cache).stat().st_size)
+        assert _paths_kept(cache) == first_paths  # one entry per file, whatever the rounds
+    assert max(sizes) - min(sizes) < 512 and max(sizes) < first_size + 4096, (first_size, sizes)
+    # A file that is gone leaves the pack with the next scan that writes it.
+    gone = edited[0]
+    gone.unlink()
+    assert _scan(tree, cache=cache) == _scan(tree)
+    assert str(gone) not in _paths_kept(cache) and str(edited[1]) in _paths_kept(cache)
+
+
+def test_scans_of_other_folders_and_checks_share_the_pack(tmp_path):
+    """Entries of files another scan checked (another folder, other checks) stay; only an
+    older entry of a file this scan checked with the same checks is replaced."""
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    _scan(tree, cache=cache)
+    everything = _paths_kept(cache)
+    _scan(tree / "fastllm", "--select", "ROCM0", cache=cache)
+    assert _paths_kept(cache) == sorted(everything + [p for p in everything if "/fastllm/" in p])
+    assert _scan(tree, cache=cache) == _scan(tree)
+    assert _scan(tree / "fastllm", "--select", "ROCM0", cache=cache) == _scan(tree / "fastllm", "--select", "ROCM0")
+
+
+def test_the_pack_is_kept_below_its_size_bound(tmp_path, monkeypatch):
+    from rocmlint.files import result_cache
+
+    import rocmlint.engine as engine
+    from rocmlint.config import Config
+
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    checks = engine.select_checks(preview=True)
+
+    def scan(path):
+        request = engine.ScanRequest([path], checks, Config(root=tree), jobs=1, cache_dir=str(cache))
+        return engine.scan(request)
+
+    full = scan(tree)
+    size = _pack(cache).stat().st_size
+    shutil.rmtree(cache)
+    result_cache._LOADED.clear()
+    monkeypatch.setattr(result_cache, "_PACK_TARGET", size // 2)
+    assert scan(tree) == full
+    assert _pack(cache).stat().st_size <= size // 2
+    kept_before = set(_paths_kept(cache))
+    # The files a scan used are kept first; what else fits, the most recently used first.
+    assert scan(tree / "fastllm") == scan(tree / "fastllm")
+    fastllm = {p for p in _paths_kept(cache) if "/fastllm/" in p}
+    assert fastllm and fastllm <= set(_paths_kept(cache)) and _pack(cache).stat().st_size <= size // 2
+    assert kept_before
+
+
+def test_scans_at_once_with_one_cache_folder_each_say_what_a_cold_scan_says(tmp_path):
+    trees = []
+    for name in ("nvidia_app", "rocm_port"):
+        tree = tmp_path / name
+        shutil.copytree(REPO / "sample_repos" / name, tree)
+        trees.append(tree)
+    colds = [_scan(tree) for tree in trees]
+    cache = tmp_path / "cache"
+    command = [sys.executable, "-m", "rocmlint", "scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(cache)]
+    for round_ in range(3):
+        if round_ == 2:  # the files change between rounds: every scan writes again
+            for tree in trees:
+                for path in sorted(tree.rglob("*.py"))[:3]:
+                    path.write_text(path.read_text() + "\n# changed\n")
+            colds = [_scan(tree) for tree in trees]
+        running = [
+            (index, subprocess.Popen(command, cwd=trees[index], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            for index in (0, 1, 0, 1, 0, 1)
+        ]
+        for index, process in running:
+            out, err = process.communicate(timeout=300)
+            assert process.returncode == 0 and "Traceback" not in err, err
+            assert out == colds[index]
+        assert not [p.name for p in cache.iterdir() if p.name.startswith(".tmp-")]
+        assert _pack(cache).read_bytes().startswith(b"rocmlint-results\t2\t")
+    for tree, cold in zip(trees, colds):
+        assert _scan(tree, cache=cache) == cold
+
+
+def test_the_cache_folder_is_tagged_as_the_cache_directory_tagging_specification_says(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    xdg = tmp_path / "xdg"
+    run_cli("scan", ".", "--format", "json", "--exit-zero", cwd=tree, env={"XDG_CACHE_HOME": str(xdg)})
+    (kept,) = (xdg / "rocmlint" / "results").iterdir()
+    # https://bford.info/cachedir/: the file starts with exactly these 43 bytes.
+    for folder in (kept, xdg / "rocmlint"):
+        assert (folder / "CACHEDIR.TAG").read_bytes()[:43] == b"Signature: 8a477f597d28d172789f06886806bc55"
+
+
+def test_what_older_versions_kept_in_the_folder_is_removed_by_the_next_write(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    legacy = cache / "ab"
+    legacy.mkdir(parents=True)
+    (legacy / ("c" * 38 + ".json")).write_text("{}")
+    (cache / "unmarked.json").write_text("[]")
+    (cache / "notes.txt").write_text("someone else's")
+    (legacy / "kept.txt").write_text("someone else's")
+    assert _scan(tree, cache=cache) == _scan(tree)
+    assert sorted(p.name for p in cache.iterdir()) == [".gitignore", "CACHEDIR.TAG", "ab", "notes.txt", "results.pack"]
+    assert [p.name for p in legacy.iterdir()] == ["kept.txt"]
+
+
+def test_clean_removes_this_projects_kept_results_and_nothing_else(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    xdg = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    other = tmp_path / "other"
+    shutil.copytree(SAMPLE, other)
+    for folder in (tree, other):
+        run_cli("scan", ".", "--format", "json", "--exit-zero", cwd=folder, env=xdg)
+    results = tmp_path / "xdg" / "rocmlint" / "results"
+    assert len(list(results.iterdir())) == 2
+    proc = run_cli("clean", cwd=tree, env=xdg)
+    assert proc.returncode == 0 and proc.stdout.startswith("Removed 3 files (") and proc.stdout.rstrip().endswith(".")
+    assert len(list(results.iterdir())) == 1  # the other project's results stay
+    proc = run_cli("clean", cwd=tree, env=xdg)
+    assert proc.returncode == 0 and proc.stdout.startswith("Nothing to remove: no results kept in ")
+    # A folder rocmlint did not make is never touched; nor one git tracks files in.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.pack").write_text("my data")
+    proc = run_cli("clean", "--cache-dir", str(mine), cwd=tree, env=xdg)
+    assert proc.returncode == 2 and "not a folder of rocmlint's results" in proc.stderr
+    assert (mine / "results.pack").read_text() == "my data"
+    named = tmp_path / "named"
+    run_cli("scan", ".", "--format", "json", "--exit-zero", "--cache-dir", str(named), cwd=tree, env=xdg)
+    (named / "notes.txt").write_text("mine")
+    proc = run_cli("clean", "--cache-dir", str(named), cwd=tree, env=xdg)
+    assert proc.returncode == 0 and [p.name for p in named.iterdir()] == ["notes.txt"]
+    # --all: every project's results and the parsed check catalogs; the folders once empty.
+    assert list((tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"))
+    proc = run_cli("clean", "--all", cwd=tree, env=xdg)
+    assert proc.returncode == 0 and proc.stdout.startswith("Removed ")
+    assert not (tmp_path / "xdg" / "rocmlint").exists()
+    assert run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree, env=xdg).stdout == _scan(tree)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_clean_never_touches_a_folder_git_tracks_files_in(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    made = tmp_path / "made"
+    _scan(tree, cache=made)
+    planted = tree / "kept"
+    shutil.copytree(made, planted)
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+    subprocess.run([*GIT, "add", "-A", "-f", "."], cwd=tree, check=True)
+    proc = run_cli("clean", "--cache-dir", "kept", cwd=tree)
+    assert proc.returncode == 2 and "git tracks files in it" in proc.stderr
+    assert sorted(p.name for p in planted.iterdir()) == sorted(p.name for p in made.iterdir())

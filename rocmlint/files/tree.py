@@ -197,6 +197,9 @@ RACY_NANOSECONDS = 2_000_000_000
 # file in one that a build file names is still recorded when it is read).
 UNLISTED_FOLDERS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
+# A tree with more names than this is not recorded (a pass over it is not kept).
+MAX_LISTED = 2_000_000
+
 _reading: "Reading | None" = None
 
 
@@ -241,15 +244,16 @@ def _kind(path: str) -> str:
     return "d" if stat.S_ISDIR(info.st_mode) else "f" if stat.S_ISREG(info.st_mode) else "o"
 
 
-def listing_digest(root: str, unlisted: str | None = None) -> str:
+def listing_digest(root: str, unlisted: str | None = None) -> str | None:
     """A hash of every name under `root` and what it is (_kind), folders walked without
     following links, but not inside UNLISTED_FOLDERS nor the folder `unlisted` (the cache's
     own, should it be inside): any file or folder added, removed, renamed or turned into a
-    link changes it."""
+    link changes it. None past MAX_LISTED names (the whole file system, say)."""
     import hashlib
 
     digest = hashlib.blake2b(digest_size=16)
     stack = [root]
+    count = 0
     while stack:
         folder = stack.pop()
         relative = os.path.relpath(folder, root)
@@ -259,6 +263,9 @@ def listing_digest(root: str, unlisted: str | None = None) -> str:
         except (OSError, ValueError) as exc:
             digest.update(f"{relative}\0!{getattr(exc, 'errno', None)}\n".encode("utf-8", "surrogateescape"))
             continue
+        count += len(entries)
+        if count > MAX_LISTED:
+            return None
         for entry in entries:
             try:
                 if entry.is_symlink():
@@ -295,7 +302,9 @@ class Reading:
         root = os.path.abspath(root)
         if root in self.trees or any(is_within(root, tree) for tree in self.trees):
             return  # listed with the tree it is in
-        self.trees[root] = [os.path.realpath(root), listing_digest(root, self.unlisted)]
+        listed = listing_digest(root, self.unlisted)
+        self.keepable = self.keepable and listed is not None
+        self.trees[root] = [os.path.realpath(root), listed]
         self.note_folders([root])
 
     def note_folders(self, paths) -> None:
@@ -373,18 +382,21 @@ def note_tree(root: str) -> None:
         _reading.note_tree(root)
 
 
-def still_read_the_same(record: dict, names_above: tuple[str, ...], unlisted: str | None = None) -> bool:
+def still_read_the_same(record: dict, names_above: tuple[str, ...], unlisted: str | None = None) -> bool | None:
     """Whether what a recorded pass read (Reading.as_json) reads the same now: every folder
     above has the same names, every tree the same listing, every file the same bytes (a file
     whose signature is unchanged and was not racy is not read again). Anything of another
-    shape is False."""
+    shape is False. None: True, and a file read again because it was racy or its signature
+    changed has settled; its entry in `record` now says so (the record is worth keeping)."""
     unlisted = os.path.abspath(unlisted) if unlisted else None
+    settled = False
     try:
         for folder, kinds in record["folders"]:
             if _kinds(folder, tuple(names_above)) != kinds:
                 return False
         checked: dict[str, list[int] | None] = {}
-        for root, path, limit, prefix, signature, racy, digest, why in record["reads"]:
+        for entry in record["reads"]:
+            root, path, limit, prefix, signature, racy, digest, why = entry
             if not (type(limit) is int and 0 < limit <= PROJECT_FILE_LIMIT):
                 return False  # never more than a pass reads
             if digest is not None and not racy:
@@ -392,6 +404,8 @@ def still_read_the_same(record: dict, names_above: tuple[str, ...], unlisted: st
                     checked[path] = file_signature(path)
                 if checked[path] == signature:
                     continue
+            before = time.time_ns()
+            now = file_signature(path)
             if root is None:
                 try:
                     data = read_regular_file(path, limit)
@@ -404,12 +418,15 @@ def still_read_the_same(record: dict, names_above: tuple[str, ...], unlisted: st
                 refused = files.refused.get(path)
             if _digest(data) != digest or refused != why:
                 return False
+            if digest is not None and now is not None and max(now[1], now[2]) < before - RACY_NANOSECONDS:
+                entry[4], entry[5] = now, False
+                settled = True
         for root, real, digest in record["trees"]:
-            if os.path.realpath(root) != real or listing_digest(root, unlisted) != digest:
+            if digest is None or os.path.realpath(root) != real or listing_digest(root, unlisted) != digest:
                 return False
     except (TypeError, ValueError, KeyError, OSError):
         return False
-    return True
+    return None if settled else True
 
 
 # --- answers kept in memory -------------------------------------------------------------------

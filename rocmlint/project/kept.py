@@ -69,7 +69,9 @@ def kept_project_pass(
     if record is not None:
         kept = _kept_result(record, key, findings, cache.directory)
         if kept is not None:
-            gates, added = kept
+            gates, added, settled = kept
+            if settled:
+                cache.keep_project_record(slot, record)  # its files are not read again next time
             problems.extend(added)
             return [f if f.gate == gate else replace(f, gate=gate) for f, gate in zip(findings, gates)]
     given = list(findings)  # the pass replaces hits in the list it is given
@@ -132,9 +134,10 @@ def _same_hit(given: Finding, gated: Finding) -> bool:
     )
 
 
-def _kept_result(record: dict, key: str, findings: list[Finding], unlisted: str) -> tuple[list[str | None], list[Problem]] | None:
-    """(the gate of each hit, the problems added) of a kept pass that holds, or None: for
-    other hits or options, of another shape, or when something it read has changed."""
+def _kept_result(record: dict, key: str, findings: list[Finding], unlisted: str) -> tuple[list[str | None], list[Problem], bool] | None:
+    """(the gate of each hit, the problems added, whether files read again have settled: see
+    still_read_the_same) of a kept pass that holds, or None: for other hits or options, of
+    another shape, or when something it read has changed."""
     try:
         if record.get("format") != _FORMAT or record.get("key") != key:
             return None
@@ -147,11 +150,12 @@ def _kept_result(record: dict, key: str, findings: list[Finding], unlisted: str)
             return None
         if not (type(added) is list and all(_is_problem(p) for p in added)):
             return None
-        if not tree.still_read_the_same(record["read"], NAMES_ASKED_ABOVE, unlisted):
+        holds = tree.still_read_the_same(record["read"], NAMES_ASKED_ABOVE, unlisted)
+        if holds is False:
             return None
     except (KeyError, TypeError, AttributeError):
         return None
-    return [None if g == -1 else reasons[g] for g in gates], [Problem(*p) for p in added]
+    return [None if g == -1 else reasons[g] for g in gates], [Problem(*p) for p in added], holds is None
 
 
 def _is_problem(item) -> bool:
