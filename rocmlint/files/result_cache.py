@@ -32,9 +32,10 @@ when its entry is asked for. Files whose per-file pass had nothing to do (no che
 them) have an entry with no value (`-`), so that a re-scan neither decodes nor searches them
 again. A scan writes the pack once, at its end, and only when it made an entry: into a
 temporary file renamed over the pack, so a reader sees a whole pack or the one before. What is
-written is pruned: an entry of a file that is gone, and an older entry of a file this scan
-checked with the same checks (its bytes changed), are left out; past _PACK_TARGET bytes the
-entries used longest ago go first; of the project passes, the last _PROJECT_RECORDS kept.
+written is pruned: an entry of a file that is gone, an older entry of a file this scan checked
+with the same checks (its bytes changed), and an entry another rocmlint made (never read
+again: the key covers rocmlint) are left out; past _PACK_TARGET bytes the entries used longest
+ago go first; of the project passes, the last _PROJECT_RECORDS are kept.
 `rocmlint clean` removes the folder's files.
 
 Why a pack and not SQLite (the standard library has both): the user's cache folder is often on
@@ -363,7 +364,10 @@ class ResultCache:
         self.salt = salt
         import hashlib
 
-        self._salt_field = hashlib.blake2b(salt.encode(), digest_size=8).hexdigest().encode("ascii")
+        # Which rocmlint made an entry, then which checks and target: entries of another
+        # rocmlint are never read again (the salt covers rocmlint), and are dropped.
+        self._rocmlint_field = hashlib.blake2b(_rocmlint_stamp().encode(), digest_size=4).hexdigest().encode("ascii")
+        self._salt_field = self._rocmlint_field + hashlib.blake2b(salt.encode(), digest_size=4).hexdigest().encode("ascii")
         self.refused = refusal(self.directory)
         self._writable = self.refused is None
         # Read now, by the scanning process: the workers of a pool started after this find it
@@ -546,7 +550,7 @@ class ResultCache:
                 if key in this_scan:
                     continue
                 fields = _line_fields(line)
-                if fields is None or (fields[2], fields[3]) in seen:
+                if fields is None or (fields[2], fields[3]) in seen or not fields[2].startswith(self._rocmlint_field):
                     continue
                 others.append((fields[1], key, fields[3], line))
         others.sort(key=lambda item: (-item[0], item[1]))
@@ -563,7 +567,10 @@ class ResultCache:
         kept_projects = len(pack.projects)
         for source in (current.projects, read.projects):
             for slot, line in sorted(source.items(), key=lambda item: -(_line_fields(item[1]) or ("", 0))[1]):
-                if kept_projects >= _PROJECT_RECORDS or slot in pack.projects or _line_fields(line) is None:
+                fields = _line_fields(line)
+                if kept_projects >= _PROJECT_RECORDS or slot in pack.projects or fields is None:
+                    continue
+                if not fields[2].startswith(self._rocmlint_field):
                     continue
                 if budget >= len(line) + 1:
                     pack.projects[slot] = line
