@@ -721,3 +721,22 @@ def test_clean_never_touches_a_folder_git_tracks_files_in(tmp_path):
     proc = run_cli("clean", "--cache-dir", "kept", cwd=tree)
     assert proc.returncode == 2 and "git tracks files in it" in proc.stderr
     assert sorted(p.name for p in planted.iterdir()) == sorted(p.name for p in made.iterdir())
+
+
+def test_a_ci_file_is_checked_again_when_its_project_starts_building_for_amd(tmp_path):
+    """A CI file's result depends on whether its project builds for AMD (jobs on NVIDIA
+    machines are gated there): a kept result is stale once a build file gains a ROCm side."""
+    tree = tmp_path / "proj"
+    (tree / "ci").mkdir(parents=True)
+    (tree / "setup.py").write_text("COMPILER = 'nvcc'\n")
+    (tree / "ci" / "pipeline.yaml").write_text(
+        "jobs:\n  test:\n    runs-on: [self-hosted, h100]\n    steps:\n    - run: docker run --gpus all img\n"
+    )
+    cache = tmp_path / "cache"
+    options = ("--select", "ROCM310", "--preview")
+    nvidia = _scan(tree, *options, cache=cache)
+    assert [f["line"] for f in _findings(nvidia)] == [5]
+    (tree / "setup.py").write_text("COMPILER = 'hipcc'\n")
+    warm = _scan(tree, *options, cache=cache)
+    assert warm == _scan(tree, *options) != nvidia
+    assert _findings(warm) == []

@@ -169,6 +169,7 @@ _MAX_PYTHON_FILES = 4_000
 _PYTHON_HEAD = 32 * 1024
 
 
+@external_input  # the per-file pass of a CI file asks it: a kept result holds only while the answer does
 def project_kind(path: str) -> str:
     """"amd" when the project of the file at `path` builds or runs for AMD GPUs already, else
     "nvidia": a project with no AMD side, being ported. It builds for AMD when a `setup.py`,
