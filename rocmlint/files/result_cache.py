@@ -47,8 +47,8 @@ the other made is only made again when next needed (before replacing, a scan tak
 entries another scan has written since it read the pack, so little is lost). No lock is ever
 held, so a killed scan leaves nothing to wait on; nothing but JSON is parsed from the folder;
 and there is one file to guard against links rather than a database and its journals. A scan
-rewrites the whole pack when it changes it (about 10 MB for the installed `torch` package),
-which costs less than what a changed file costs to check.
+rewrites the whole pack when it changes it (2.5 MB for the installed `torch` package), which
+costs less than what a changed file costs to check.
 
 An entry that cannot be read or does not have the expected shape is a miss, never an error,
 and so is a pack that cannot be read; a cache directory that cannot be written is a cache that
@@ -85,7 +85,7 @@ _PACK_HEADER = b"rocmlint-results\t2\t"  # then the pack's generation: how many 
 # A pack longer than this is not read (nothing is kept): twice what pruning leaves.
 _MAX_PACK_BYTES = 96 << 20
 # What a written pack is pruned to: the entries used longest ago go first. The installed
-# `torch` package (12,000 files) needs about a tenth of it.
+# `torch` package (12,000 files) needs a twentieth of it.
 _PACK_TARGET = 48 << 20
 # Project passes kept (one per set of scan options and folders), the last used first.
 _PROJECT_RECORDS = 8

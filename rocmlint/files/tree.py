@@ -198,7 +198,7 @@ RACY_NANOSECONDS = 2_000_000_000
 UNLISTED_FOLDERS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
 # A tree with more names than this is not recorded (a pass over it is not kept).
-MAX_LISTED = 2_000_000
+MAX_LISTED = 1_000_000
 
 _reading: "Reading | None" = None
 
