@@ -360,10 +360,10 @@ class ResultCache:
     process (take_made, add_made), which alone writes the pack (save)."""
 
     def __init__(self, directory: str | os.PathLike, salt: str):
-        self.directory = os.path.abspath(directory)
-        self.salt = salt
         import hashlib
 
+        self.directory = os.path.abspath(directory)
+        self.salt = salt
         # Which rocmlint made an entry, then which checks and target: entries of another
         # rocmlint are never read again (the salt covers rocmlint), and are dropped.
         self._rocmlint_field = hashlib.blake2b(_rocmlint_stamp().encode(), digest_size=4).hexdigest().encode("ascii")
