@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -171,6 +172,23 @@ def _parser() -> argparse.ArgumentParser:
         "--no-cache",
         action="store_true",
         help="neither read nor keep per-file results of saved files (kept where `scan` keeps them, see scan --cache-dir)",
+    )
+    clean = commands.add_parser(
+        "clean",
+        allow_abbrev=False,
+        help="remove the results kept for this project (or, with --all, for every project)",
+        description="Remove what `rocmlint scan` keeps between scans for the project of the current folder: the folder "
+        "a scan from here would use (--cache-dir, else $ROCMLINT_CACHE_DIR, else the project's folder in "
+        "$XDG_CACHE_HOME/rocmlint/results or ~/.cache/rocmlint/results), with its pack of kept results, what older "
+        "versions kept there, temporary files, its CACHEDIR.TAG and .gitignore. Only a folder rocmlint tagged is "
+        "touched, and in it only files rocmlint writes. The next scan checks every file again.",
+    )
+    clean.add_argument("--cache-dir", metavar="DIR", help="clean this folder instead")
+    clean.add_argument(
+        "--all",
+        action="store_true",
+        help="remove the kept results of every project in the user's cache folder, and the parsed check catalogs kept "
+        "beside them (not a folder named elsewhere by --cache-dir or $ROCMLINT_CACHE_DIR)",
     )
     commands.add_parser(
         "doctor",
@@ -875,6 +893,43 @@ def _explain(args) -> int:
     return EXIT_CLEAN
 
 
+def _clean(args) -> int:
+    from rocmlint.files import result_cache
+    from rocmlint.report.text import shown
+
+    if args.all:
+        if args.cache_dir:
+            raise UsageError("--all cleans the user's cache folder: it takes no --cache-dir")
+        user = result_cache.user_cache_folder()
+        where = os.path.join(user, "rocmlint") if user is not None else None
+        removed = result_cache.clean_all()
+    else:
+        from rocmlint.settings import Settings
+
+        chosen = args.cache_dir or result_cache.default_directory(Settings().config_for(Path.cwd()).root)
+        if chosen is None:
+            raise UsageError("no cache folder: no home folder, and no --cache-dir or $ROCMLINT_CACHE_DIR")
+        where = str(chosen)
+        try:
+            removed = result_cache.clean(where)
+        except ValueError as exc:
+            raise UsageError(f"not cleaning {shown(where)}: {exc}") from None
+    if not removed:
+        print(f"Nothing to remove: no results kept in {shown(where) if where else 'the user cache folder'}.")
+        return EXIT_CLEAN
+    size = sum(bytes_ for _, bytes_ in removed)
+    print(f"Removed {len(removed)} file{'s' if len(removed) != 1 else ''} ({_size(size)}) from {shown(where)}.")
+    return EXIT_CLEAN
+
+
+def _size(count: int) -> str:
+    for unit in ("bytes", "KiB", "MiB"):
+        if count < 1024 or unit == "MiB":
+            return f"{count} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} MiB"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["doctor"]:
@@ -907,6 +962,8 @@ def main(argv: list[str] | None = None) -> int:
             return _rules(args)
         if args.command == "explain":
             return _explain(args)
+        if args.command == "clean":
+            return _clean(args)
         if args.command == "server":
             from rocmlint.server import main as server_main
 

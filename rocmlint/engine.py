@@ -317,7 +317,7 @@ def _checked_and_kept(source: SourceFile, checks, cache, key: str, relevant) -> 
     finally:
         stop_recording()
     if not any(p.internal for p in problems):
-        cache.put(key, questions, findings, problems)
+        cache.put(key, source.path, questions, findings, problems)
     return findings, problems
 
 
@@ -375,7 +375,7 @@ def check_file(
         relevant = relevant_checks(source, checks)
         if not relevant:
             if key is not None:
-                cache.note_unmarked(key)
+                cache.note_unmarked(key, target.path)
             return [], []
         if key is None:
             return check_source(source, checks, keep_gated=True, relevant=relevant, honour_noqa=honour_noqa)
@@ -411,10 +411,8 @@ def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bo
         f, p = check_file(target, _worker_checks, max_file_size, directives, _worker_target, _worker_cache, _worker_honours_noqa)
         findings.extend(f)
         problems.extend(p)
-    unmarked: list[str] = []
-    if _worker_cache is not None:
-        unmarked, _worker_cache.new_unmarked = _worker_cache.new_unmarked, []
-    return findings, problems, directives or {}, unmarked
+    kept = _worker_cache.take_made() if _worker_cache is not None else None
+    return findings, problems, directives or {}, kept
 
 
 def apply_preview(findings: list[Finding], checks: Sequence[Check]) -> list[Finding]:
@@ -450,7 +448,11 @@ class ScanRequest:
 
 
 def scan(request: ScanRequest) -> ScanResult:
+    import time
+
     from rocmlint.files.discovery import Excludes, find_files
+
+    started = time.time_ns()  # files changed after this may differ from what the per-file pass read
 
     excludes = Excludes(request.config.exclude + request.extra_excludes, request.config.root)
     languages = {lang for c in request.checks for lang in c.languages}
@@ -485,13 +487,13 @@ def scan(request: ScanRequest) -> ScanResult:
         ids = [c.id for c in request.checks]
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target, cache, request.honour_noqa)) as pool:
             count = len(batches)
-            for done, (findings, problems, read, unmarked) in enumerate(
+            for done, (findings, problems, read, kept) in enumerate(
                 pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count), start=1
             ):
                 result.findings.extend(findings)
                 result.problems.extend(problems)
                 if cache is not None:
-                    cache.new_unmarked.extend(unmarked)
+                    cache.add_made(*kept)
                 if directives is not None:
                     directives.update(read)
                 if request.progress is not None:
@@ -505,16 +507,25 @@ def scan(request: ScanRequest) -> ScanResult:
             result.problems.extend(problems)
             if request.progress is not None:
                 request.progress(done)
-    if cache is not None:
-        cache.save_unmarked(cache.new_unmarked)
-        cache.new_unmarked = []
-    if request.use_project:
-        from rocmlint.project.gating import apply_project_model
+    scanned = request.scan_roots if request.scan_roots is not None else request.paths
 
-        scanned = request.scan_roots if request.scan_roots is not None else request.paths
-        result.findings = apply_project_model(result.findings, request.checks, request.config, result.problems, directives, scanned)
-    if not request.config.preview:
-        result.findings = apply_preview(result.findings, request.checks)
+    def project_pass(hits: list[Finding], known: dict | None) -> list[Finding]:
+        if request.use_project:
+            from rocmlint.project.gating import apply_project_model
+
+            hits = apply_project_model(hits, request.checks, request.config, result.problems, known, scanned)
+        if not request.config.preview:
+            hits = apply_preview(hits, request.checks)
+        return hits
+
+    if cache is not None and request.use_project:
+        from rocmlint.project.kept import kept_project_pass
+
+        result.findings = kept_project_pass(cache, project_pass, result.findings, result.problems, directives, request.config, scanned, started)
+    else:
+        result.findings = project_pass(result.findings, directives)
+    if cache is not None:
+        cache.save()
     hits = result.findings
     result.findings = sorted((f for f in hits if f.gate is None), key=Finding.sort_key)
     result.gated = sorted((f for f in hits if f.gate is not None), key=Finding.sort_key)

@@ -64,7 +64,9 @@ def scan_text(
             from rocmlint.engine import check_source_kept
             from rocmlint.files.result_cache import ResultCache, scan_salt
 
-            hits, problems = check_source_kept(source, data, checks, ResultCache(cache_dir, scan_salt(checks, config.target)))
+            cache = ResultCache(cache_dir, scan_salt(checks, config.target))
+            hits, problems = check_source_kept(source, data, checks, cache)
+            cache.save()
         else:
             hits, problems = check_source(source, checks, keep_gated=True, honour_noqa=honour_noqa)
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions

@@ -557,18 +557,23 @@ def _kept_entry():
 KEPT_ENTRY = _kept_entry()
 
 
+def _pack_with(folder: Path, key: str, value: bytes, extra: list[bytes] = ()) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    line = b"\t".join([b"F", key.encode(), b"1", b"0" * 16, b'"/a.cu"', value])
+    (folder / "results.pack").write_bytes(b"\n".join([b"rocmlint-results\t2\t1", line, *extra]) + b"\n")
+
+
 @FUZZ
 @given(entry=tampered_entry())
 def test_tampered_kept_results_are_misses_or_well_formed(tmp_path_factory, entry):
-    from rocmlint.files.result_cache import ResultCache
+    from rocmlint.files import result_cache
     from rocmlint.findings import Finding, Problem
 
-    cache = ResultCache(tmp_path_factory.mktemp("cache"), "salt")
-    key = cache.key("a.cu", "cpp", b"data", False)
-    path = Path(cache._entry_path(key))
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(entry), encoding="utf-8")
-    kept = cache.get(key)
+    folder = tmp_path_factory.mktemp("cache")
+    key = result_cache.ResultCache(folder, "salt").key("a.cu", "cpp", b"data", False)
+    _pack_with(folder, key, json.dumps(entry).encode("ascii"))
+    result_cache._LOADED.clear()
+    kept = result_cache.ResultCache(folder, "salt").get(key)
     if kept is None:
         return
     findings, problems = kept
@@ -582,3 +587,28 @@ def test_tampered_kept_results_are_misses_or_well_formed(tmp_path_factory, entry
     result.findings.sort(key=Finding.sort_key)
     for fmt in ("text", "json", "sarif", "github", "gitlab", "junit"):
         render(fmt, result, CHECKS, show_gated=True, show_skipped=True, show_fix=True)
+
+
+@FUZZ
+@given(noise=st.lists(st.binary(max_size=200), max_size=8), cut=st.integers(0, 400))
+def test_packs_of_any_bytes_are_read_without_error_and_written_whole(tmp_path_factory, noise, cut):
+    """A pack whose lines are any bytes (or cut anywhere): every look-up is a miss or the one
+    well-formed entry, and a scan's write leaves a pack that reads back."""
+    from rocmlint.files import result_cache
+
+    folder = tmp_path_factory.mktemp("cache")
+    key = result_cache.ResultCache(folder, "salt").key("a.cu", "cpp", b"data", False)
+    _pack_with(folder, key, json.dumps(KEPT_ENTRY).encode("ascii"), noise)
+    pack = folder / "results.pack"
+    data = pack.read_bytes()
+    if cut:
+        pack.write_bytes(data[: len(data) - cut])
+    result_cache._LOADED.clear()
+    cache = result_cache.ResultCache(folder, "salt")
+    kept = cache.get(key)
+    assert kept is None or [f.check_id for f in kept[0]] == ["ROCM003"]
+    assert cache.get("0" * 40) is None and not cache.unmarked("1" * 40) and cache.project_record("2" * 32) is None
+    cache.note_unmarked("3" * 40, "b.cu")
+    cache.save()
+    result_cache._LOADED.clear()
+    assert result_cache.ResultCache(folder, "salt").unmarked("3" * 40)

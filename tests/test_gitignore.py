@@ -52,6 +52,11 @@ FIXED = [
     "*.py", "a*", "/a.py", "x/", "x/*", "x/**", "**/a.py", "a/**/b.py", "**", "***", "*a*a*a*b", "[ab].py", "[!a]*.py",
     "[a-b]b.py", "[z-a].py", "[[:alpha:]].py", "\\[a\\].py", "a\\ b.py", "\\!a.py", "\\#a.py", "!", "\\", "?.py",
     "x/y", "/x/", "a/", "a//", "x//", "**/x/**", "aa/**/ab.py", "*/a.py", "x/**/a.py", "a/*", "[", "a[b", ".py", "*.p[xy]",
+    # Literal text at the start, the end and between wildcards, overlapping or not (the quick
+    # test of what a path must hold before the general matcher runs).
+    "a*a", "a*a.py", "ab*b.py", "a?b*", "*a*b.py", "x/**/a*.py", "*a/b*", "a*b*a*", "a*.py*", "aa*aa",
+    # `*` and then characters of a fixed width.
+    "*?.py", "*[ab]", "*[!a].py", "*/a?py", "*/?", "*?", "*a/[ab].py",
 ]
 
 

@@ -1,5 +1,6 @@
-"""Per-file results kept between scans (rocmlint.files.result_cache): a warm scan says exactly what a
-cold one says, and anything the per-file pass reads makes a kept result stale."""
+"""Results kept between scans (rocmlint.files.result_cache): a warm scan says exactly what a
+cold one says, and anything the per-file pass reads makes a kept result stale. Kept results are
+lines of one pack file per cache folder; these tests read and tamper with its lines."""
 
 import json
 import os
@@ -22,8 +23,40 @@ def _scan(cwd: Path, *args: str, cache: Path | None = None) -> str:
     return proc.stdout
 
 
-def _entries(cache: Path) -> list[Path]:
-    return sorted(p for p in cache.rglob("*.json") if p.name != "unmarked.json")
+def _pack(cache: Path) -> Path:
+    return cache / "results.pack"
+
+
+def _lines(cache: Path) -> list[bytes]:
+    """The entry lines of the pack (its header left out)."""
+    return _pack(cache).read_bytes().split(b"\n")[1:-1]
+
+
+def _entries(cache: Path) -> dict[str, dict]:
+    """Kept per-file results by key, decoded (files with no marker, kept without a value, left out)."""
+    entries = {}
+    for line in _lines(cache):
+        fields = line.split(b"\t", 5)
+        if fields[0] == b"F" and fields[5] != b"-":
+            entries[fields[1].decode()] = json.loads(fields[5])
+    return entries
+
+
+def _rewrite(cache: Path, change) -> int:
+    """Replace the value of each kept per-file result by `change(key, entry)` (a dict, or bytes
+    written as they are; None leaves it); how many were replaced."""
+    header, *lines = _pack(cache).read_bytes().split(b"\n")
+    changed = 0
+    for index, line in enumerate(lines):
+        fields = line.split(b"\t", 5)
+        if len(fields) == 6 and fields[0] == b"F" and fields[5] != b"-":
+            new = change(fields[1].decode(), json.loads(fields[5]))
+            if new is not None:
+                fields[5] = new if isinstance(new, bytes) else json.dumps(new).encode()
+                lines[index] = b"\t".join(fields)
+                changed += 1
+    _pack(cache).write_bytes(b"\n".join([header, *lines]))
+    return changed
 
 
 def test_warm_scan_equals_cold_scan_and_reads_the_kept_results(tmp_path):
@@ -37,14 +70,13 @@ def test_warm_scan_equals_cold_scan_and_reads_the_kept_results(tmp_path):
     assert entries, "the cold scan kept nothing"
     assert _scan(tree, cache=cache) == cold
     # The warm scan does read the kept results: a changed message in one shows in the report.
-    changed = 0
-    for entry in entries:
-        data = json.loads(entry.read_text())
+
+    def changed_message(key, data):
         for finding in data["findings"]:
             finding[2] = "KEPT-MESSAGE"
-            changed += 1
-        entry.write_text(json.dumps(data))
-    assert changed
+        return data if data["findings"] else None
+
+    assert _rewrite(cache, changed_message)
     assert "KEPT-MESSAGE" in _scan(tree, cache=cache)
 
 
@@ -53,11 +85,20 @@ def test_damaged_entries_are_misses_not_errors(tmp_path):
     shutil.copytree(SAMPLE, tree)
     cache = tmp_path / "cache"
     cold = _scan(tree, cache=cache)
-    entries = _entries(cache)
-    for index, entry in enumerate(entries):
-        entry.write_bytes([b"", b"{not json", b'{"format": 1}', b"[1, 2]", b'{"format": 1, "questions": [], "findings": [[1]], "problems": []}'][index % 5])
+    damaged = [b"", b"{not json", b'{"format": 1}', b"[1, 2]", b'{"format": 1, "questions": [], "findings": [[1]], "problems": []}', b"\xff\xfe"]
+    keys = sorted(_entries(cache))
+    assert _rewrite(cache, lambda key, data: damaged[keys.index(key) % len(damaged)]) == len(keys)
     assert _scan(tree, cache=cache) == cold
-    assert _scan(tree, cache=cache) == cold  # rewritten whole by the scan before
+    assert _scan(tree, cache=cache) == cold  # written again by the scan before
+    # Lines of another shape, a header of another format, a pack of garbage: checked afresh.
+    header, *lines = _pack(cache).read_bytes().split(b"\n")
+    for index in range(0, len(lines) - 1, 3):
+        lines[index] = [b"F\tzz", b"F\t" + b"0" * 40, b"\t".join(lines[index].split(b"\t")[:4]), b"P\t\t\t\t\t"][index % 4]
+    _pack(cache).write_bytes(b"\n".join([header, *lines]))
+    assert _scan(tree, cache=cache) == cold
+    for data in (b"rocmlint-results\t9\t1\n" + b"\n".join(lines), os.urandom(4096), b""):
+        _pack(cache).write_bytes(data)
+        assert _scan(tree, cache=cache) == cold
 
 
 def test_an_edited_file_and_another_selection_are_checked_again(tmp_path):
@@ -131,12 +172,13 @@ def test_a_warm_scan_in_a_new_process_uses_every_kept_result(tmp_path):
     shutil.copytree(SAMPLE, tree)
     cache = tmp_path / "cache"
     cold = _scan(tree, cache=cache)
-    entries = _entries(cache)
-    with_questions = [p for p in entries if json.loads(p.read_text())["questions"]]
+    with_questions = [key for key, entry in _entries(cache).items() if entry["questions"]]
     assert with_questions, "the sample tree should hold files whose checks ask about other files"
-    written = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in entries}
+    # A scan that made nothing new writes nothing: the pack is the one the cold scan wrote.
+    _scan(tree, cache=cache)  # keeps the project pass (the cold scan's read files just written)
+    written = (_pack(cache).stat().st_ino, _pack(cache).stat().st_mtime_ns)
     assert _scan(tree, cache=cache) == cold
-    assert {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in _entries(cache)} == written
+    assert (_pack(cache).stat().st_ino, _pack(cache).stat().st_mtime_ns) == written
 
 
 def test_a_cache_that_cannot_be_written_is_no_error(tmp_path):
@@ -225,7 +267,7 @@ def test_files_without_markers_are_listed_and_not_read_as_text_again(tmp_path, m
         return [(Path(f.path).name, f.check_id) for f in engine.scan(request).findings]
 
     assert scan() == [("gpu.py", "ROCM001")] and sorted(decoded) == ["gpu.py", "plain.py"]
-    assert len(json.loads((tmp_path / "cache" / "unmarked.json").read_text())) == 1
+    assert [line.split(b"\t")[5] for line in _lines(tmp_path / "cache") if line.startswith(b"F")].count(b"-") == 1
     decoded.clear()
     assert scan() == [("gpu.py", "ROCM001")] and decoded == []  # one kept entry, one listed key
     (tmp_path / "plain.py").write_text("import pynvml\n")
@@ -253,10 +295,7 @@ def test_a_committed_cache_cannot_hide_findings(tmp_path):
     planted = tree / ".rocmlint_cache"
     _scan(tree, cache=tmp_path / "made")  # the entries a scan of this tree keeps, crafted below
     shutil.copytree(tmp_path / "made", planted)
-    for entry in _entries(planted):
-        data = json.loads(entry.read_text())
-        data["findings"] = []
-        entry.write_text(json.dumps(data))
+    assert _rewrite(planted, lambda key, data: {**data, "findings": []})
     subprocess.run([*GIT, "add", "-A", "-f", "."], cwd=tree, check=True)
     subprocess.run([*GIT, "commit", "-q", "-m", "planted"], cwd=tree, check=True)
     xdg = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
@@ -268,7 +307,7 @@ def test_a_committed_cache_cannot_hide_findings(tmp_path):
         proc = run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", *options, cwd=tree, env=env)
         assert proc.stdout == cold
         assert proc.stderr.count("\n") == 1 and "results are not kept in" in proc.stderr and "git tracks files in it" in proc.stderr
-    assert all(not json.loads(entry.read_text())["findings"] for entry in _entries(planted))  # nor written to
+    assert all(not entry["findings"] for entry in _entries(planted).values())  # nor written to
 
 
 def test_a_cache_folder_of_another_user_is_never_used(tmp_path, monkeypatch):
@@ -282,8 +321,9 @@ def test_a_cache_folder_of_another_user_is_never_used(tmp_path, monkeypatch):
     result_cache.refusal.cache_clear()
     try:
         assert result_cache.refusal(str(folder)) == "it belongs to another user"
-        cache = result_cache.ResultCache(folder, "salt")
-        cache.put("ab" * 20, [], [], [])
+        cache = result_cache.ResultCache(folder, "salt" * 4)
+        cache.put("ab" * 20, "a.py", [], [], [])
+        cache.save()
         assert cache.get("ab" * 20) is None and list(folder.iterdir()) == []
     finally:
         result_cache.refusal.cache_clear()
@@ -334,16 +374,17 @@ def _limit_memory():
 
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
 @pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB, /dev/zero")
-def test_the_unmarked_list_is_read_only_when_it_is_a_regular_file(tmp_path, kind):
+def test_the_pack_is_read_only_when_it_is_a_regular_file(tmp_path, kind):
     tree = tmp_path / "app"
     shutil.copytree(SAMPLE, tree)
     cold = _scan(tree)
     cache = tmp_path / "cache"
     cache.mkdir()
-    if kind == "fifo":
-        os.mkfifo(cache / "unmarked.json")
-    else:
-        os.symlink("/dev/zero", cache / "unmarked.json")
+    for name in ("results.pack", "unmarked.json"):  # the pack, and the key list of older versions
+        if kind == "fifo":
+            os.mkfifo(cache / name)
+        else:
+            os.symlink("/dev/zero", cache / name)
     for _ in range(2):
         proc = subprocess.run(
             [sys.executable, "-c", _MEASURED, "scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(cache)],
@@ -354,35 +395,23 @@ def test_the_unmarked_list_is_read_only_when_it_is_a_regular_file(tmp_path, kind
         assert peak_kib < 1 << 20, f"{peak_kib} KiB: the link was read"  # /dev/zero read until memory ran out
 
 
-def test_entries_that_are_pipes_or_links_are_misses(tmp_path):
+def test_a_pack_that_is_a_link_is_neither_read_nor_written_through(tmp_path):
     tree = tmp_path / "app"
     shutil.copytree(SAMPLE, tree)
+    made = tmp_path / "made"
+    cold = _scan(tree, cache=made)
+    assert _rewrite(made, lambda key, data: {**data, "findings": []})  # a crafted pack with no findings
+    crafted = tmp_path / "outside" / "results.pack"
+    crafted.parent.mkdir()
+    shutil.copy(_pack(made), crafted)
+    before = crafted.read_bytes()
     cache = tmp_path / "cache"
-    cold = _scan(tree, cache=cache)
-    entries = _entries(cache)
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    for index, entry in enumerate(entries):
-        data = json.loads(entry.read_text())
-        data["findings"] = []
-        entry.unlink()
-        if index % 3 == 0:
-            os.mkfifo(entry)
-        elif index % 3 == 1:
-            os.symlink("/dev/zero", entry)
-        else:  # a link to a crafted entry elsewhere: not followed
-            crafted = outside / entry.name
-            crafted.write_text(json.dumps(data))
-            os.symlink(crafted, entry)
+    cache.mkdir()
+    os.symlink(crafted, _pack(cache))
     assert _guarded_scan(tree, cache) == cold
-    # A sub-folder of entries that is a link: neither read nor written through.
-    folder = entries[0].parent
-    shutil.rmtree(folder)
-    elsewhere = outside / "entries"
-    elsewhere.mkdir()
-    os.symlink(elsewhere, folder)
+    assert crafted.read_bytes() == before  # replaced by rename: the link goes, its target stays
+    assert not _pack(cache).is_symlink() and _entries(cache)
     assert _guarded_scan(tree, cache) == cold
-    assert list(elsewhere.iterdir()) == []
 
 
 def test_a_dangling_link_in_the_cache_folder_makes_no_file_outside_it(tmp_path):
@@ -394,6 +423,7 @@ def test_a_dangling_link_in_the_cache_folder_makes_no_file_outside_it(tmp_path):
     target.parent.mkdir()
     os.symlink(target, cache / ".gitignore")
     os.symlink(tmp_path / "outside" / "tag", cache / "CACHEDIR.TAG")
+    os.symlink(tmp_path / "outside" / "pack", cache / "results.pack")
     assert _guarded_scan(tree, cache) == _scan(tree)
     assert list(target.parent.iterdir()) == [] and _entries(cache)
 
@@ -430,12 +460,14 @@ def _replaced(entry, where, new):
 def _kept_entry(tmp_path):
     """A cache with one kept result holding every kind of field: a fix with edits, a gate, the
     context lines, a problem with a line, and a question (with a list among its arguments)
-    whose answer still holds."""
-    from rocmlint.files.result_cache import ResultCache
+    whose answer still holds. Returns (a function that writes a value for the entry's key and
+    reads it back through a new ResultCache, the entry decoded, the finding and problem)."""
+    from rocmlint.files import result_cache
     from rocmlint.findings import Edit, Finding, Fix, Problem
     from rocmlint.python.gates import declared_dependency
 
-    cache = ResultCache(tmp_path / "cache", "salt")
+    folder = tmp_path / "cache"
+    cache = result_cache.ResultCache(folder, "salt")
     finding = Finding(
         "a.py", "ROCM001", "message", "error", 3, 0, 3, 12, Fix("title", "safe", (Edit(5, 9, "new", 3, 5, 3, 9),)),
         gate="why", gate_fixed=True, context={3: "import pynvml"},
@@ -444,29 +476,36 @@ def _kept_entry(tmp_path):
     key = cache.key("a.py", "python", b"data", False)
     arguments = [str(tmp_path / "a.py"), ["nvidia-ml-py", "pynvml"]]
     questions = [["rocmlint.python.gates:declared_dependency", arguments, declared_dependency(*arguments)]]
-    cache.put(key, questions, [finding], [problem])
-    path = cache._entry_path(key)
-    entry = json.loads(Path(path).read_text())
-    assert cache.get(key) == ([finding], [problem])
-    return cache, key, path, entry, (finding, problem)
+    cache.put(key, "a.py", questions, [finding], [problem])
+    cache.save()
+    (line,) = _lines(folder)
+    entry = json.loads(line.split(b"\t", 5)[5])
+
+    def kept_with(value: bytes):
+        fields = line.split(b"\t", 5)
+        _pack(folder).write_bytes(b"rocmlint-results\t2\t1\n" + b"\t".join([*fields[:5], value]) + b"\n")
+        result_cache._LOADED.clear()
+        return result_cache.ResultCache(folder, "salt").get(key)
+
+    assert kept_with(json.dumps(entry).encode()) == ([finding], [problem])
+    return kept_with, entry, (finding, problem)
 
 
 def test_entries_whose_fields_have_another_type_are_misses(tmp_path):
-    cache, key, path, entry, (finding, problem) = _kept_entry(tmp_path)
+    kept_with, entry, (finding, problem) = _kept_entry(tmp_path)
     tampered_fields = 0
     for where, value in list(_leaves(entry))[1:]:
         for new in _WRONG.get(type(value), [None]):
-            Path(path).write_text(json.dumps(_replaced(entry, where, new)))
+            kept = kept_with(json.dumps(_replaced(entry, where, new)).encode())
             if where[0] == "questions":
                 # Asked again: a miss, or the same result where the other question has the same
                 # answer (declared_dependency(None, ...) is None as well); never an exception.
-                assert cache.get(key) in (None, ([finding], [problem])), (where, new)
+                assert kept in (None, ([finding], [problem])), (where, new)
             else:
-                assert cache.get(key) is None, (where, new)
+                assert kept is None, (where, new)
             tampered_fields += 1
     assert tampered_fields > 100
-    Path(path).write_text(json.dumps(entry))
-    assert cache.get(key) == ([finding], [problem])
+    assert kept_with(json.dumps(entry).encode()) == ([finding], [problem])
 
 
 def test_a_scan_over_entries_of_every_wrong_type_equals_a_cold_scan(tmp_path):
@@ -476,22 +515,228 @@ def test_a_scan_over_entries_of_every_wrong_type_equals_a_cold_scan(tmp_path):
     shutil.copytree(SAMPLE, tree)
     cache = tmp_path / "cache"
     cold = _scan(tree, cache=cache)
-    entries = _entries(cache)
-    originals = {entry: json.loads(entry.read_text()) for entry in entries}
+    originals = _entries(cache)
+    pack = _pack(cache).read_bytes()
     chooser = random.Random(26)
     for _ in range(3):
-        for entry, data in originals.items():
-            where, value = chooser.choice(list(_leaves(data))[1:])
-            entry.write_text(json.dumps(_replaced(data, where, chooser.choice(_WRONG.get(type(value), [None])))))
+        _pack(cache).write_bytes(pack)
+
+        def tampered(key, data):
+            where, value = chooser.choice(list(_leaves(originals[key]))[1:])
+            return _replaced(originals[key], where, chooser.choice(_WRONG.get(type(value), [None])))
+
+        assert _rewrite(cache, tampered) == len(originals)
         assert _scan(tree, cache=cache) == cold
 
 
 def test_an_entry_over_the_size_cap_is_neither_written_nor_read(tmp_path, monkeypatch):
     from rocmlint.files import result_cache
 
-    cache, key, path, entry, (finding, problem) = _kept_entry(tmp_path)
-    monkeypatch.setattr(result_cache, "_MAX_ENTRY_BYTES", os.path.getsize(path) - 1)
-    assert cache.get(key) is None
-    os.unlink(path)
-    cache.put(key, entry["questions"], [finding], [problem])
-    assert not os.path.exists(path)
+    kept_with, entry, (finding, problem) = _kept_entry(tmp_path)
+    encoded = json.dumps(entry, separators=(",", ":")).encode()
+    monkeypatch.setattr(result_cache, "_MAX_ENTRY_BYTES", len(encoded) - 1)
+    assert kept_with(encoded) is None
+    cache = result_cache.ResultCache(tmp_path / "other", "salt")
+    cache.put(cache.key("a.py", "python", b"data", False), "a.py", entry["questions"], [finding], [problem])
+    cache.save()
+    assert not (tmp_path / "other").exists()  # nothing made, nothing written
+
+
+# --- what the pack keeps: pruning, a size bound, concurrent scans --------------------------------
+
+
+def _paths_kept(cache: Path) -> list[str]:
+    return sorted(json.loads(line.split(b"\t", 5)[4]) for line in _lines(cache) if line.startswith(b"F"))
+
+
+def test_edits_do_not_grow_the_cache_and_gone_files_leave_it(tmp_path):
+    """Each round of edits replaces the entries of the files edited: the pack stays the size of
+    one scan's results (it only grew before: one file per entry, never removed)."""
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    _scan(tree, cache=cache)
+    first_paths, first_size = _paths_kept(cache), _pack(cache).stat().st_size
+    edited = sorted(p for p in tree.rglob("*.py") if "torch" in p.read_text())[:2]
+    assert len(edited) == 2
+    sizes = []
+    for round_ in range(6):
+        for path in edited:
+            path.write_text(path.read_text() + f"\n# edit round {round_}\n")  # new bytes, the same findings
+        assert _scan(tree, cache=cache) == _scan(tree)
+        sizes.append(_pack(cache).stat().st_size)
+        assert _paths_kept(cache) == first_paths  # one entry per file, whatever the rounds
+    assert max(sizes) - min(sizes) < 512 and max(sizes) < first_size + 4096, (first_size, sizes)
+    # A file that is gone leaves the pack with the next scan that writes it.
+    gone = edited[0]
+    gone.unlink()
+    assert _scan(tree, cache=cache) == _scan(tree)
+    assert str(gone) not in _paths_kept(cache) and str(edited[1]) in _paths_kept(cache)
+
+
+def test_scans_of_other_folders_and_checks_share_the_pack(tmp_path):
+    """Entries of files another scan checked (another folder, other checks) stay; only an
+    older entry of a file this scan checked with the same checks is replaced."""
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    _scan(tree, cache=cache)
+    everything = _paths_kept(cache)
+    _scan(tree / "fastllm", "--select", "ROCM0", cache=cache)
+    assert _paths_kept(cache) == sorted(everything + [p for p in everything if "/fastllm/" in p])
+    assert _scan(tree, cache=cache) == _scan(tree)
+    assert _scan(tree / "fastllm", "--select", "ROCM0", cache=cache) == _scan(tree / "fastllm", "--select", "ROCM0")
+
+
+def test_the_pack_is_kept_below_its_size_bound(tmp_path, monkeypatch):
+    from rocmlint.files import result_cache
+
+    import rocmlint.engine as engine
+    from rocmlint.config import Config
+
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    checks = engine.select_checks(preview=True)
+
+    def scan(path):
+        request = engine.ScanRequest([path], checks, Config(root=tree), jobs=1, cache_dir=str(cache))
+        return engine.scan(request)
+
+    full = scan(tree)
+    size = _pack(cache).stat().st_size
+    shutil.rmtree(cache)
+    result_cache._LOADED.clear()
+    monkeypatch.setattr(result_cache, "_PACK_TARGET", size // 2)
+    assert scan(tree) == full
+    assert _pack(cache).stat().st_size <= size // 2
+    kept_before = set(_paths_kept(cache))
+    # The files a scan used are kept first; what else fits, the most recently used first.
+    assert scan(tree / "fastllm") == scan(tree / "fastllm")
+    fastllm = {p for p in _paths_kept(cache) if "/fastllm/" in p}
+    assert fastllm and fastllm <= set(_paths_kept(cache)) and _pack(cache).stat().st_size <= size // 2
+    assert kept_before
+
+
+def test_scans_at_once_with_one_cache_folder_each_say_what_a_cold_scan_says(tmp_path):
+    trees = []
+    for name in ("nvidia_app", "rocm_port"):
+        tree = tmp_path / name
+        shutil.copytree(REPO / "sample_repos" / name, tree)
+        trees.append(tree)
+    colds = [_scan(tree) for tree in trees]
+    cache = tmp_path / "cache"
+    command = [sys.executable, "-m", "rocmlint", "scan", ".", "--format", "json", "--show-gated", "--exit-zero", "--cache-dir", str(cache)]
+    for round_ in range(3):
+        if round_ == 2:  # the files change between rounds: every scan writes again
+            for tree in trees:
+                for path in sorted(tree.rglob("*.py"))[:3]:
+                    path.write_text(path.read_text() + "\n# changed\n")
+            colds = [_scan(tree) for tree in trees]
+        running = [
+            (index, subprocess.Popen(command, cwd=trees[index], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            for index in (0, 1, 0, 1, 0, 1)
+        ]
+        for index, process in running:
+            out, err = process.communicate(timeout=300)
+            assert process.returncode == 0 and "Traceback" not in err, err
+            assert out == colds[index]
+        assert not [p.name for p in cache.iterdir() if p.name.startswith(".tmp-")]
+        assert _pack(cache).read_bytes().startswith(b"rocmlint-results\t2\t")
+    for tree, cold in zip(trees, colds):
+        assert _scan(tree, cache=cache) == cold
+
+
+def test_the_cache_folder_is_tagged_as_the_cache_directory_tagging_specification_says(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    xdg = tmp_path / "xdg"
+    run_cli("scan", ".", "--format", "json", "--exit-zero", cwd=tree, env={"XDG_CACHE_HOME": str(xdg)})
+    (kept,) = (xdg / "rocmlint" / "results").iterdir()
+    # https://bford.info/cachedir/: the file starts with exactly these 43 bytes.
+    for folder in (kept, xdg / "rocmlint"):
+        assert (folder / "CACHEDIR.TAG").read_bytes()[:43] == b"Signature: 8a477f597d28d172789f06886806bc55"
+
+
+def test_what_older_versions_kept_in_the_folder_is_removed_by_the_next_write(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    legacy = cache / "ab"
+    legacy.mkdir(parents=True)
+    (legacy / ("c" * 38 + ".json")).write_text("{}")
+    (cache / "unmarked.json").write_text("[]")
+    (cache / "notes.txt").write_text("someone else's")
+    (legacy / "kept.txt").write_text("someone else's")
+    assert _scan(tree, cache=cache) == _scan(tree)
+    assert sorted(p.name for p in cache.iterdir()) == [".gitignore", "CACHEDIR.TAG", "ab", "notes.txt", "results.pack"]
+    assert [p.name for p in legacy.iterdir()] == ["kept.txt"]
+
+
+def test_clean_removes_this_projects_kept_results_and_nothing_else(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    xdg = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    other = tmp_path / "other"
+    shutil.copytree(SAMPLE, other)
+    for folder in (tree, other):
+        run_cli("scan", ".", "--format", "json", "--exit-zero", cwd=folder, env=xdg)
+    results = tmp_path / "xdg" / "rocmlint" / "results"
+    assert len(list(results.iterdir())) == 2
+    proc = run_cli("clean", cwd=tree, env=xdg)
+    assert proc.returncode == 0 and proc.stdout.startswith("Removed 3 files (") and proc.stdout.rstrip().endswith(".")
+    assert len(list(results.iterdir())) == 1  # the other project's results stay
+    proc = run_cli("clean", cwd=tree, env=xdg)
+    assert proc.returncode == 0 and proc.stdout.startswith("Nothing to remove: no results kept in ")
+    # A folder rocmlint did not make is never touched; nor one git tracks files in.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.pack").write_text("my data")
+    proc = run_cli("clean", "--cache-dir", str(mine), cwd=tree, env=xdg)
+    assert proc.returncode == 2 and "not a folder of rocmlint's results" in proc.stderr
+    assert (mine / "results.pack").read_text() == "my data"
+    named = tmp_path / "named"
+    run_cli("scan", ".", "--format", "json", "--exit-zero", "--cache-dir", str(named), cwd=tree, env=xdg)
+    (named / "notes.txt").write_text("mine")
+    proc = run_cli("clean", "--cache-dir", str(named), cwd=tree, env=xdg)
+    assert proc.returncode == 0 and [p.name for p in named.iterdir()] == ["notes.txt"]
+    # --all: every project's results and the parsed check catalogs; the folders once empty.
+    assert list((tmp_path / "xdg" / "rocmlint").glob("catalog-*.json"))
+    proc = run_cli("clean", "--all", cwd=tree, env=xdg)
+    assert proc.returncode == 0 and proc.stdout.startswith("Removed ")
+    assert not (tmp_path / "xdg" / "rocmlint").exists()
+    assert run_cli("scan", ".", "--format", "json", "--show-gated", "--exit-zero", cwd=tree, env=xdg).stdout == _scan(tree)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_clean_never_touches_a_folder_git_tracks_files_in(tmp_path):
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    made = tmp_path / "made"
+    _scan(tree, cache=made)
+    planted = tree / "kept"
+    shutil.copytree(made, planted)
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+    subprocess.run([*GIT, "add", "-A", "-f", "."], cwd=tree, check=True)
+    proc = run_cli("clean", "--cache-dir", "kept", cwd=tree)
+    assert proc.returncode == 2 and "git tracks files in it" in proc.stderr
+    assert sorted(p.name for p in planted.iterdir()) == sorted(p.name for p in made.iterdir())
+
+
+def test_a_ci_file_is_checked_again_when_its_project_starts_building_for_amd(tmp_path):
+    """A CI file's result depends on whether its project builds for AMD (jobs on NVIDIA
+    machines are gated there): a kept result is stale once a build file gains a ROCm side."""
+    tree = tmp_path / "proj"
+    (tree / "ci").mkdir(parents=True)
+    (tree / "setup.py").write_text("COMPILER = 'nvcc'\n")
+    (tree / "ci" / "pipeline.yaml").write_text(
+        "jobs:\n  test:\n    runs-on: [self-hosted, h100]\n    steps:\n    - run: docker run --gpus all img\n"
+    )
+    cache = tmp_path / "cache"
+    options = ("--select", "ROCM310", "--preview")
+    nvidia = _scan(tree, *options, cache=cache)
+    assert [f["line"] for f in _findings(nvidia)] == [5]
+    (tree / "setup.py").write_text("COMPILER = 'hipcc'\n")
+    warm = _scan(tree, *options, cache=cache)
+    assert warm == _scan(tree, *options) != nvidia
+    assert _findings(warm) == []

@@ -10,7 +10,8 @@ import re
 from functools import lru_cache
 
 from rocmlint.files.project_start import ROOT_MARKERS, find_project_root, package_top
-from rocmlint.files.tree import ProjectFiles
+from rocmlint.files.result_cache import external_input
+from rocmlint.files.tree import ProjectFiles, note_tree
 
 # Text in a build file that shows it has a ROCm side: ROCm, HIP as a word or a HIP tool or
 # library (`hipcc`, `hipblaslt`), HIP in a capitalised identifier (`USE_HIP`, `CMAKE_HIP_FLAGS`,
@@ -98,6 +99,7 @@ _MAX_PYTHON_FILES = 4_000
 _PYTHON_HEAD = 32 * 1024
 
 
+@external_input  # the per-file pass of a CI file asks it: a kept result holds only while the answer does
 def project_kind(path: str) -> str:
     """"amd" when the project of the file at `path` builds or runs for AMD GPUs already, else
     "nvidia": a project with no AMD side, being ported. It builds for AMD when a `setup.py`,
@@ -142,6 +144,7 @@ def _builds_for_rocm(directory: str) -> bool:
 @lru_cache(maxsize=256)
 def _python_asks_for_rocm(root: str) -> bool:
     seen = 0
+    note_tree(root)
     for directory, folders, files in os.walk(root):
         folders[:] = [
             f for f in folders

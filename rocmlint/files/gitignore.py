@@ -203,6 +203,24 @@ def _wildmatch(tokens: tuple, text: str) -> bool:
     return 2 * count in states
 
 
+def _literal_runs(tokens: tuple) -> tuple[str, str, tuple[str, ...]]:
+    """(the text a match starts with, the text it ends with, texts it holds between them): the
+    runs of literal characters of a pattern, which any path it matches holds as they are, in
+    that order. Empty where the pattern starts or ends with a wildcard."""
+    runs: list[str] = []
+    current: list[str] = []
+    for token in tokens:
+        if token[0] == _LITERAL:
+            current.append(token[1])
+        else:
+            runs.append("".join(current))
+            current = []
+    runs.append("".join(current))
+    if len(runs) == 1:  # all literal: `head` alone says it
+        return runs[0], "", ()
+    return runs[0], runs[-1], tuple(r for r in runs[1:-1] if r)
+
+
 @dataclass(frozen=True)
 class Pattern:
     text: str  # the line as written
@@ -212,19 +230,48 @@ class Pattern:
     anchored: bool  # matched against the whole path below its base, not the name alone
     tokens: tuple
 
+    def __post_init__(self) -> None:
+        # What a path must hold to match at all: most paths are told apart by these alone,
+        # without the general matcher (a scan asks each path of every pattern of its .gitignore).
+        head, tail, middle = _literal_runs(self.tokens)
+        object.__setattr__(self, "_head", head)
+        object.__setattr__(self, "_tail", tail)
+        object.__setattr__(self, "_middle", middle)
+        object.__setattr__(self, "_literal", all(t[0] == _LITERAL for t in self.tokens))
+        # `*` and then characters of a fixed width (`*.py[cod]`, `*.so.?`): the end of the path
+        # compared character by character.
+        fixed = self.tokens[0][0] == _STAR and all(t[0] in (_LITERAL, _ONE, _SET) for t in self.tokens[1:])
+        object.__setattr__(self, "_fixed_tail", self.tokens[1:] if fixed else None)
+
     def matches(self, relative: str, is_dir: bool) -> bool:
         """Does the pattern match `relative` ("/"-separated, below the pattern's base)?"""
+        return self._matches(relative, relative.rsplit("/", 1)[-1], is_dir)
+
+    def _matches(self, relative: str, name: str, is_dir: bool) -> bool:
+        """`matches`, with the path's last name (what a pattern without a slash is matched on)."""
         if self.directory_only and not is_dir:
             return False
-        subject = relative if self.anchored else relative.rsplit("/", 1)[-1]
-        tokens = self.tokens
-        # Most patterns are a name or `*.ext`: answer those without the general matcher.
-        if all(t[0] == _LITERAL for t in tokens):
-            return len(subject) == len(tokens) and subject == "".join(t[1] for t in tokens)
-        if tokens[0][0] == _STAR and all(t[0] == _LITERAL for t in tokens[1:]):
-            suffix = "".join(t[1] for t in tokens[1:])
-            return subject.endswith(suffix) and "/" not in subject[: len(subject) - len(suffix)]
-        return _wildmatch(tokens, subject)
+        subject = relative if self.anchored else name
+        if self._literal:
+            return subject == self._head
+        if not (subject.startswith(self._head) and subject.endswith(self._tail)) or len(subject) < len(self._head) + len(self._tail):
+            return False
+        if self._middle and any(run not in subject for run in self._middle):
+            return False
+        tail = self._fixed_tail
+        if tail is not None:
+            width = len(tail)
+            if len(subject) < width or "/" in subject[: len(subject) - width]:
+                return False
+            for token, ch in zip(tail, subject[len(subject) - width :]):
+                kind = token[0]
+                if kind == _LITERAL:
+                    if ch != token[1]:
+                        return False
+                elif ch == "/" or (kind == _SET and ch not in token[1]):
+                    return False
+            return True
+        return _wildmatch(self.tokens, subject)
 
 
 def parse_pattern(line: str, number: int = 0) -> Pattern | None:
@@ -279,8 +326,9 @@ class PatternList:
 
     def decide(self, relative: str, is_dir: bool) -> Decision | None:
         """The last pattern that matches decides; None when none does."""
+        name = relative.rsplit("/", 1)[-1]
         for pattern in reversed(self.patterns):
-            if pattern.matches(relative, is_dir):
+            if pattern._matches(relative, name, is_dir):
                 return Decision(not pattern.negated, pattern, self.source)
         return None
 

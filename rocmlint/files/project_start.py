@@ -9,10 +9,14 @@ import os
 from functools import lru_cache
 
 from rocmlint.files.result_cache import external_input
-from rocmlint.files.tree import is_within
+from rocmlint.files.tree import ProjectFiles, is_within
 
 BUILD_FILE_NAMES = ("CMakeLists.txt", "setup.py", "Makefile", "makefile", "GNUmakefile")
 ROOT_MARKERS = BUILD_FILE_NAMES + ("pyproject.toml",)
+# Every name the look-ups that climb from a file to its project ask about in a folder
+# (find_project_root, project_kind, package_top, the module name of a file): what a kept
+# project pass must find unchanged in each folder above the trees it walked.
+NAMES_ASKED_ABOVE = ROOT_MARKERS + (".git", "__init__.py")
 
 
 @lru_cache(maxsize=4096)
@@ -56,11 +60,10 @@ def _is_submodule_checkout(dot_git: str) -> bool:
     does."""
     if not os.path.isfile(dot_git) or os.path.islink(dot_git):
         return False
-    try:
-        with open(dot_git, encoding="utf-8", errors="replace") as handle:
-            first = handle.read(4096).strip()
-    except OSError:
+    data = ProjectFiles(os.path.dirname(dot_git)).read(dot_git, 4096, prefix=True)  # a recorded read
+    if data is None:
         return False
+    first = data.decode("utf-8", errors="replace").strip()
     target = first.partition("gitdir:")[2].strip().replace("\\", "/")
     return first.startswith("gitdir:") and "/modules/" in f"/{target}/"
 

@@ -1,10 +1,13 @@
-"""Per-file results kept between scans, so that a re-scan reads only what changed.
+"""Results kept between scans, so that a re-scan reads only what changed.
 
-What is kept is the per-file pass of one file: its hits, gated ones included, and its problems
-(a syntax error, a file too deeply nested to parse). The project pass (rocmlint.project) is
-never kept: it runs on every scan, on kept and fresh hits alike.
+Two kinds of result are kept, in one pack file per scan root (see "where" below):
 
-An entry is found by a key made of everything the per-file pass reads:
+- the per-file pass of one file: its hits, gated ones included, and its problems (a syntax
+  error, a file too deeply nested to parse);
+- the project pass of one scan (rocmlint.project.kept): the gate it gave each hit and the
+  problems it found, with what it read to decide them.
+
+A per-file result is found by a key made of everything the per-file pass reads:
 - the file's bytes (a hash of them), its path as shown and its absolute path, its language;
 - the checks that run (each check's whole definition, in order) and the GPU target
   (`rocm-version`, `arch`), from the configuration and the command line;
@@ -21,21 +24,45 @@ when every question, asked again, gets the same answer. So an edit to an importe
 a new `__init__.py` or a moved file makes the entry stale, without any list of dependencies
 kept by hand.
 
-Entries are JSON files (never pickle: a cache directory someone else can write to must not be
-able to run code), written to a temporary file and renamed into place, so a reader sees a
-whole entry or none. An entry that cannot be read or does not have the expected shape is a
-miss, never an error; a cache directory that cannot be written is a cache that keeps nothing.
-Files whose per-file pass had nothing to do (no check's marker in them) get no entry of their
-own: their keys are listed together in one file (`unmarked.json`), read once per process, so
-that a re-scan neither decodes nor searches them again.
+The pack. Kept results are read in one go, one file a scan, rather than one file per source
+file: `results.pack`, a header line and then one line per entry, `KIND TAB KEY TAB USED TAB
+SALT TAB PATH TAB VALUE`, the value JSON (never pickle: a cache someone else can write to must
+not be able to run code). Lines are split when the pack is read and a value is decoded only
+when its entry is asked for. Files whose per-file pass had nothing to do (no check's marker in
+them) have an entry with no value (`-`), so that a re-scan neither decodes nor searches them
+again. A scan writes the pack once, at its end, and only when it made an entry: into a
+temporary file renamed over the pack, so a reader sees a whole pack or the one before. What is
+written is pruned: an entry of a file that is gone, an older entry of a file this scan checked
+with the same checks (its bytes changed), and an entry another rocmlint made (never read
+again: the key covers rocmlint) are left out; past _PACK_TARGET bytes the entries used longest
+ago go first; of the project passes, the last _PROJECT_RECORDS are kept.
+`rocmlint clean` removes the folder's files.
+
+Why a pack and not SQLite (the standard library has both): the user's cache folder is often on
+a network file system (home folders of GPU clusters: NFS, Lustre, GPFS), where SQLite's locks
+are unreliable and its write-ahead log does not work at all, and a database a crash or two
+writers damaged stays damaged. A pack is replaced whole by a rename, which those file systems
+do atomically: two scans that write at once never mix, the last one's pack is kept, and what
+the other made is only made again when next needed (before replacing, a scan takes in the
+entries another scan has written since it read the pack, so little is lost). No lock is ever
+held, so a killed scan leaves nothing to wait on; nothing but JSON is parsed from the folder;
+and there is one file to guard against links rather than a database and its journals. A scan
+rewrites the whole pack when it changes it (2.5 MB for the installed `torch` package), which
+costs less than what a changed file costs to check.
+
+An entry that cannot be read or does not have the expected shape is a miss, never an error,
+and so is a pack that cannot be read; a cache directory that cannot be written is a cache that
+keeps nothing.
 
 A kept result decides what a scan reports, so it must never come from the tree being scanned:
 anyone with the same rocmlint can compute the keys, and a checkout could carry entries with no
 findings in them. Results are kept in the user's cache folder by default, one folder per scan
 root (default_directory), and a folder that git tracks files in, or that belongs to another
 user, is never used, whoever named it (refusal). Inside the folder only regular files of the
-user's are read, never through a symbolic link and never more than _MAX_KEPT_BYTES of one; a
-named pipe or a device put there is not waited on, and nothing is written through a link.
+user's are read, never through a symbolic link and never more than _MAX_PACK_BYTES of one; a
+named pipe or a device put there is not waited on, and nothing is written through a link. The
+folder holds a `CACHEDIR.TAG` (https://bford.info/cachedir/), so that backup tools pass it
+over, and a `.gitignore` that ignores it whole.
 """
 
 from __future__ import annotations
@@ -52,22 +79,28 @@ from rocmlint import __version__
 from rocmlint.findings import SEVERITIES, Edit, Finding, Fix, Problem
 
 ENVIRONMENT_VARIABLE = "ROCMLINT_CACHE_DIR"
-_FORMAT = 1
-_UNMARKED = "unmarked.json"
-# A kept file longer than this is not read (a miss): far above any real key list.
-_MAX_KEPT_BYTES = 64 << 20
+_FORMAT = 1  # of one entry's value
+PACK = "results.pack"
+_PACK_HEADER = b"rocmlint-results\t2\t"  # then the pack's generation: how many times it was written
+# A pack longer than this is not read (nothing is kept): twice what pruning leaves.
+_MAX_PACK_BYTES = 96 << 20
+# What a written pack is pruned to: the entries used longest ago go first. The installed
+# `torch` package (12,000 files) needs a twentieth of it.
+_PACK_TARGET = 48 << 20
+# Project passes kept (one per set of scan options and folders), the last used first.
+_PROJECT_RECORDS = 8
 # One file's entry longer than this is neither written nor read: a result that large (tens of
 # thousands of findings in one file) costs little to compute again.
 _MAX_ENTRY_BYTES = 16 << 20
 # The cache directory tag (https://bford.info/cachedir/): backup tools pass the folder over.
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file marks a cache folder of rocmlint (per-file results kept between scans).\n"
-    "# It can be deleted at any time. See https://bford.info/cachedir/ for what this file is.\n"
+    "# This file marks a cache folder of rocmlint (results kept between scans).\n"
+    "# It can be deleted at any time (`rocmlint clean`). See https://bford.info/cachedir/ for what this file is.\n"
 )
-# Keys of files that changed or went away are never taken out; past this many the list
-# starts again from one scan's keys.
-_UNMARKED_LIMIT = 500_000
+_GITIGNORE = "# Created by rocmlint: results kept between scans (safe to delete).\n*\n"
+# A temporary file older than this was left by a scan that was stopped mid-write.
+_STALE_TEMPORARY_SECONDS = 3600
 
 # --- questions about other files --------------------------------------------------------------
 
@@ -197,7 +230,7 @@ def scan_salt(checks: Sequence, gpu_target) -> str:
     return digest.hexdigest()
 
 
-def write_by_rename(target: str, text: str, prefix: str, suffix: str = ".json") -> None:
+def write_by_rename(target: str, text: str | bytes, prefix: str, suffix: str = ".json") -> None:
     """Write a kept file whole or not at all: into a temporary file beside it, renamed over it,
     so that a reader never sees half a file (a scan stopped mid-write, two scans at once). No
     fsync: a kept file lost in a crash only costs the time to make it again. Nothing is written
@@ -207,19 +240,19 @@ def write_by_rename(target: str, text: str, prefix: str, suffix: str = ".json") 
 
     descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=prefix, suffix=suffix)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.replace(temporary, target)
     except BaseException:
         os.unlink(temporary)
         raise
 
 
-def _read_kept(path: str, limit: int = _MAX_KEPT_BYTES) -> bytes | None:
+def _read_kept(path: str, limit: int = _MAX_PACK_BYTES, prefix: bool = False) -> bytes | None:
     """The bytes of a file in the cache folder, or None: only a regular file that belongs to
-    the user, never one reached through a symbolic link, at most `limit` bytes. Opened
-    without blocking and checked on the open descriptor, so a named pipe or a device in its
-    place is never waited on nor read."""
+    the user, never one reached through a symbolic link, at most `limit` bytes (with
+    `prefix`, the first `limit` bytes of a longer one). Opened without blocking and checked on
+    the open descriptor, so a named pipe or a device in its place is never waited on nor read."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         descriptor = os.open(path, flags | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -227,17 +260,17 @@ def _read_kept(path: str, limit: int = _MAX_KEPT_BYTES) -> bytes | None:
         return None  # missing, a link (O_NOFOLLOW), unreadable
     try:
         info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit or not _own(info):
+        if not stat.S_ISREG(info.st_mode) or (info.st_size > limit and not prefix) or not _own(info):
             return None
         chunks, total = [], 0
         while True:
-            chunk = os.read(descriptor, 1 << 20)
+            chunk = os.read(descriptor, min(1 << 20, limit + 1 - total))
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                return None
+                return b"".join(chunks)[:limit] if prefix else None
     except OSError:
         return None
     finally:
@@ -258,56 +291,111 @@ def _is_folder(path: str) -> bool:
         return False
 
 
+class _Pack:
+    """A pack as read: each line kept as its bytes, entries by key and project passes by slot,
+    until one is asked for (_line_fields)."""
+
+    def __init__(self, generation: int = 0, signature: tuple | None = None):
+        self.generation = generation
+        self.signature = signature  # of the file it was read from (_signature); None: no file
+        self.entries: dict[str, bytes] = {}
+        self.projects: dict[str, bytes] = {}
+
+
+def _signature(path: str) -> tuple | None:
+    """What tells one version of a pack file from another, without following a link."""
+    try:
+        info = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _parse_pack(data: bytes | None, signature: tuple | None) -> _Pack:
+    """The lines of a pack file, by key. A header of another format is an empty pack; a line
+    that is not one of ours is left out (its fields are checked when it is used)."""
+    if not data or not data.startswith(_PACK_HEADER):
+        return _Pack(0, signature)
+    header, _, body = data.partition(b"\n")
+    count = header[len(_PACK_HEADER):]
+    pack = _Pack(int(count) if count.isdigit() and len(count) < 16 else 0, signature)
+    for line in body.split(b"\n"):
+        kind, _, rest = line.partition(b"\t")
+        key = rest.partition(b"\t")[0]
+        if kind == b"F" and len(key) == 40:
+            pack.entries[key.decode("latin-1")] = line
+        elif kind == b"P" and len(key) == 32:
+            pack.projects[key.decode("latin-1")] = line
+    return pack
+
+
+_HEX = frozenset(b"0123456789abcdef")
+
+
+def _line_fields(line: bytes) -> tuple[str, int, bytes, bytes, bytes] | None:
+    """(key, the generation it was last used in, salt, path as JSON, value) of a pack line, or
+    None for a line of another shape."""
+    fields = line.split(b"\t", 5)
+    if len(fields) != 6:
+        return None
+    _, key, used, salt, path, value = fields
+    if not (key and set(key) <= _HEX and used.isdigit() and len(used) < 16 and len(salt) == 16 and set(salt) <= _HEX):
+        return None
+    if fields[0] == b"F" and not (path[:1] == b'"' and path[-1:] == b'"' and len(path) > 2):
+        return None
+    return key.decode("ascii"), int(used), salt, path, value
+
+
+# Kept packs of this process, by folder, while the file is the one read (the language server
+# checks one document at a time and must not read the pack again each time).
+_LOADED: dict[str, _Pack] = {}
+
+
 class ResultCache:
-    """Kept per-file results under `directory` (created on first write). A directory that must
-    not be trusted (refusal) is a cache that keeps nothing."""
+    """Kept results under `directory` (the folder is created on first write): the pack read at
+    once, what this process makes kept in memory until `save`. A directory that must not be
+    trusted (refusal) is a cache that keeps nothing.
+
+    A scan's workers each hold a copy; what one makes and uses goes back to the scanning
+    process (take_made, add_made), which alone writes the pack (save)."""
 
     def __init__(self, directory: str | os.PathLike, salt: str):
+        import hashlib
+
         self.directory = os.path.abspath(directory)
         self.salt = salt
+        # Which rocmlint made an entry, then which checks and target: entries of another
+        # rocmlint are never read again (the salt covers rocmlint), and are dropped.
+        self._rocmlint_field = hashlib.blake2b(_rocmlint_stamp().encode(), digest_size=4).hexdigest().encode("ascii")
+        self._salt_field = self._rocmlint_field + hashlib.blake2b(salt.encode(), digest_size=4).hexdigest().encode("ascii")
         self.refused = refusal(self.directory)
         self._writable = self.refused is None
-        self._unmarked: frozenset[str] | None = None  # read on first use
-        self.new_unmarked: list[str] = []  # found in this process, for save_unmarked
+        # Read now, by the scanning process: the workers of a pool started after this find it
+        # in memory, rather than each reading it again.
+        self._pack = self._load()
+        self._made: dict[str, tuple[bytes, bytes]] = {}  # key -> (path as JSON, value) made since save
+        self._used: set[str] = set()  # keys of kept entries used since save
+        self._projects_made: dict[str, bytes] = {}  # slot -> value
+        self._projects_used: set[str] = set()
 
-    def unmarked(self, key: str) -> bool:
-        """Whether an earlier scan found that the file of this key holds no marker of any
-        check that runs (the key covers the file's bytes, its path and the checks)."""
-        if self._unmarked is None:
-            self._unmarked = self._read_unmarked()
-        return key in self._unmarked
+    @property
+    def pack_path(self) -> str:
+        return os.path.join(self.directory, PACK)
 
-    def note_unmarked(self, key: str) -> None:
-        self.new_unmarked.append(key)
-
-    def _read_unmarked(self) -> frozenset[str]:
+    def _load(self) -> _Pack:
         if self.refused is not None:
-            return frozenset()
-        try:
-            data = _read_kept(os.path.join(self.directory, _UNMARKED))
-            keys = json.loads(data) if data is not None else None
-            if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
-                return frozenset(keys)
-        except Exception:  # noqa: BLE001 - a missing or damaged list is an empty one
-            pass
-        return frozenset()
+            return _Pack()
+        path = self.pack_path
+        signature = _signature(path)
+        known = _LOADED.get(self.directory)
+        if known is not None and signature is not None and known.signature == signature:
+            return known
+        pack = _parse_pack(_read_kept(path) if signature is not None else None, signature)
+        if signature is not None:
+            _LOADED[self.directory] = pack
+        return pack
 
-    def save_unmarked(self, keys: Sequence[str]) -> None:
-        """Add one scan's unmarked keys to the kept list (by the process that runs the scan,
-        once, after its workers are done)."""
-        if not keys or not self._writable:
-            return
-        known = self._read_unmarked()
-        merged = known.union(keys)
-        if len(merged) == len(known):
-            return
-        if len(merged) > _UNMARKED_LIMIT:
-            merged = frozenset(keys)
-        try:
-            self._prepare()
-            write_by_rename(os.path.join(self.directory, _UNMARKED), json.dumps(sorted(merged)), prefix=".tmp-")
-        except OSError:
-            self._writable = False
+    # --- per-file results -----------------------------------------------------------------
 
     def key(self, path: str, language: str, data: bytes, collect_directives: bool) -> str:
         import hashlib  # here, as in scan_salt: a scan without a cache never needs it
@@ -317,28 +405,38 @@ class ResultCache:
         digest.update(b"\0".join([b"", self.salt.encode(), os.fsencode(path), os.fsencode(os.path.abspath(path)), language.encode(), b"%d" % collect_directives]))
         return digest.hexdigest()
 
-    def _entry_path(self, key: str) -> str:
-        return os.path.join(self.directory, key[:2], key[2:] + ".json")
+    def _value(self, key: str) -> bytes | None:
+        line = self._pack.entries.get(key)
+        fields = _line_fields(line) if line is not None else None
+        return fields[4] if fields is not None else None
+
+    def unmarked(self, key: str) -> bool:
+        """Whether an earlier scan found that the file of this key holds no marker of any
+        check that runs (the key covers the file's bytes, its path and the checks)."""
+        if self._value(key) == b"-":
+            self._used.add(key)
+            return True
+        return False
+
+    def note_unmarked(self, key: str, path: str) -> None:
+        self._made[key] = (_path_json(path), b"-")
 
     def get(self, key: str) -> tuple[list[Finding], list[Problem]] | None:
         """The kept result, or None: missing, unreadable, of another shape, or stale."""
-        if self.refused is not None:
+        value = self._value(key)
+        if value is None or value == b"-" or len(value) > _MAX_ENTRY_BYTES:
             return None
-        path = self._entry_path(key)
-        if not _is_folder(os.path.dirname(path)):
-            return None  # no entries yet, or a link put in the folder's place
         try:
-            data = _read_kept(path, _MAX_ENTRY_BYTES)
-            if data is None:
-                return None
-            entry = json.loads(data)
+            entry = json.loads(value)
             if not _is_entry(entry) or not _answers_hold(entry["questions"]):
                 return None
-            return [_finding(f) for f in entry["findings"]], [Problem(*p) for p in entry["problems"]]
+            kept = [_finding(f) for f in entry["findings"]], [Problem(*p) for p in entry["problems"]]
         except Exception:  # noqa: BLE001 - a damaged entry is a miss, whatever is wrong with it
             return None
+        self._used.add(key)
+        return kept
 
-    def put(self, key: str, questions: list, findings: list[Finding], problems: list[Problem]) -> None:
+    def put(self, key: str, path: str, questions: list, findings: list[Finding], problems: list[Problem]) -> None:
         if not self._writable:
             return
         entry = {
@@ -353,32 +451,343 @@ class ResultCache:
             return  # an answer JSON cannot hold: this file's result is not kept, the others are
         if len(encoded) > _MAX_ENTRY_BYTES:
             return  # not read back either
-        target = self._entry_path(key)
+        # ASCII JSON (json.dumps escapes the rest): no tab or line end inside a line of the pack.
+        self._made[key] = (_path_json(path), encoded.encode("ascii"))
+
+    def take_made(self) -> tuple[list[tuple[str, bytes, bytes]], list[str]]:
+        """What this process made and used since the last call, for the scanning process."""
+        made = [(key, path, value) for key, (path, value) in self._made.items()]
+        used = sorted(self._used)
+        self._made, self._used = {}, set()
+        return made, used
+
+    def add_made(self, made: Sequence[tuple[str, bytes, bytes]], used: Sequence[str]) -> None:
+        for key, path, value in made:
+            self._made[key] = (path, value)
+        self._used.update(used)
+
+    # --- project passes -------------------------------------------------------------------
+
+    def project_record(self, slot: str) -> dict | None:
+        """The project pass kept for `slot` (rocmlint.project.kept), or None."""
+        line = self._pack.projects.get(slot)
+        fields = _line_fields(line) if line is not None else None
+        if fields is None or len(fields[4]) > _MAX_ENTRY_BYTES:
+            return None
         try:
-            folder = os.path.dirname(target)
-            if not _is_folder(folder):
-                if os.path.lexists(folder):
-                    return  # something else in the folder's place (a link): this entry is not kept
-                self._prepare()
-                os.makedirs(folder, exist_ok=True)
-            write_by_rename(target, encoded, prefix=".tmp-")
+            record = json.loads(fields[4])
+        except ValueError:
+            return None
+        if type(record) is not dict:
+            return None
+        self._projects_used.add(slot)
+        return record
+
+    def keep_project_record(self, slot: str, record: dict) -> None:
+        if not self._writable:
+            return
+        try:
+            encoded = json.dumps(record, separators=(",", ":")).encode("ascii")
+        except (TypeError, ValueError):
+            return
+        if len(encoded) <= _MAX_ENTRY_BYTES:
+            self._projects_made[slot] = encoded
+
+    # --- writing --------------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Write the pack with what this scan made (nothing is written when it made nothing),
+        pruned (see the module docstring). Called once, by the scanning process, at the end."""
+        if not self._writable or not (self._made or self._projects_made):
+            return
+        try:
+            self._prepare()
+            # Another scan may have written the pack since this one read it: its entries count too.
+            current = self._pack
+            signature = _signature(self.pack_path)
+            if signature != current.signature:
+                current = _parse_pack(_read_kept(self.pack_path) if signature is not None else None, signature)
+            pack, data = self._pruned(self._pack, current)
+            write_by_rename(self.pack_path, data, prefix=".tmp-", suffix=".pack")
+            pack.signature = _signature(self.pack_path)
+            self._pack = _LOADED[self.directory] = pack
+            self._made, self._used, self._projects_made, self._projects_used = {}, set(), {}, set()
+            _remove_leftovers(self.directory)
         except OSError:
             self._writable = False  # a read-only place or a full disk: keep nothing, say nothing
+
+    def _pruned(self, read: _Pack, current: _Pack) -> tuple[_Pack, bytes]:
+        generation = max(read.generation, current.generation) + 1
+        used = str(generation).encode("ascii")
+        pack = _Pack(generation)
+        this_scan: dict[str, bytes] = {}
+        seen: set[tuple[bytes, bytes]] = set()  # (salt, path) of the files this scan checked
+        seen_paths: set[bytes] = set()
+        for key, (path, value) in sorted(self._made.items()):
+            this_scan[key] = b"\t".join((b"F", key.encode("ascii"), used, self._salt_field, path, value))
+            seen.add((self._salt_field, path))
+            seen_paths.add(path)
+        for key in sorted(self._used):
+            line = current.entries.get(key) or read.entries.get(key)
+            fields = _line_fields(line) if line is not None and key not in this_scan else None
+            if fields is not None:
+                this_scan[key] = b"\t".join((b"F", key.encode("ascii"), used, fields[2], fields[3], fields[4]))
+                seen.add((fields[2], fields[3]))
+                seen_paths.add(fields[3])
+        projects: dict[str, bytes] = {}
+        for slot, value in sorted(self._projects_made.items()):
+            projects[slot] = b"\t".join((b"P", slot.encode("ascii"), used, self._salt_field, b"", value))
+        for slot in sorted(self._projects_used - set(projects)):
+            line = current.projects.get(slot) or read.projects.get(slot)
+            fields = _line_fields(line) if line is not None else None
+            if fields is not None:
+                projects[slot] = b"\t".join((b"P", slot.encode("ascii"), used, fields[2], b"", fields[4]))
+        # The others, most recently used first: not those of a file this scan checked again
+        # with the same checks (its bytes changed), nor of a file that is gone.
+        others: list[tuple[int, str, bytes, bytes]] = []
+        for entries in (current.entries, read.entries):
+            for key, line in entries.items():
+                if key in this_scan:
+                    continue
+                fields = _line_fields(line)
+                if fields is None or (fields[2], fields[3]) in seen or not fields[2].startswith(self._rocmlint_field):
+                    continue
+                others.append((fields[1], key, fields[3], line))
+        others.sort(key=lambda item: (-item[0], item[1]))
+        gone: dict[bytes, bool] = {}
+        budget = _PACK_TARGET - len(_PACK_HEADER) - 24
+        for key, line in this_scan.items():
+            if budget >= len(line) + 1:
+                pack.entries[key] = line
+                budget -= len(line) + 1
+        for slot, line in projects.items():
+            if budget >= len(line) + 1:
+                pack.projects[slot] = line
+                budget -= len(line) + 1
+        kept_projects = len(pack.projects)
+        for source in (current.projects, read.projects):
+            for slot, line in sorted(source.items(), key=lambda item: -(_line_fields(item[1]) or ("", 0))[1]):
+                fields = _line_fields(line)
+                if kept_projects >= _PROJECT_RECORDS or slot in pack.projects or fields is None:
+                    continue
+                if not fields[2].startswith(self._rocmlint_field):
+                    continue
+                if budget >= len(line) + 1:
+                    pack.projects[slot] = line
+                    budget -= len(line) + 1
+                    kept_projects += 1
+        for _, key, path, line in others:
+            if key in pack.entries or budget < len(line) + 1:
+                continue
+            if path not in seen_paths:
+                if path not in gone:
+                    gone[path] = not _exists(path)
+                if gone[path]:
+                    continue
+            pack.entries[key] = line
+            budget -= len(line) + 1
+        lines = [_PACK_HEADER + used, *pack.entries.values(), *pack.projects.values()]
+        return pack, b"\n".join(lines) + b"\n"
 
     def _prepare(self) -> None:
         """Create the directory with a .gitignore that ignores it whole (git, and so rocmlint's
         discovery, never list it) and a cache directory tag that says what it is. Each is written
         by rename where nothing of that name is there (a link there is left alone, never
-        followed)."""
+        followed). The user cache folder's `rocmlint/` is tagged too: what else rocmlint keeps
+        there (the parsed check catalog) is a cache as well."""
         os.makedirs(self.directory, exist_ok=True)
-        marks = {
-            ".gitignore": "# Created by rocmlint: results kept between scans (safe to delete).\n*\n",
-            "CACHEDIR.TAG": _CACHEDIR_TAG,
-        }
-        for name, text in marks.items():
-            path = os.path.join(self.directory, name)
-            if not os.path.lexists(path):
-                write_by_rename(path, text, prefix=".tmp-", suffix="")
+        folders = [self.directory]
+        user = user_cache_folder()
+        if user is not None and os.path.dirname(self.directory) == os.path.join(user, "rocmlint", "results"):
+            folders.append(os.path.join(user, "rocmlint"))
+        for folder in folders:
+            marks = {"CACHEDIR.TAG": _CACHEDIR_TAG, ".gitignore": _GITIGNORE} if folder == self.directory else {"CACHEDIR.TAG": _CACHEDIR_TAG}
+            for name, text in marks.items():
+                path = os.path.join(folder, name)
+                if not os.path.lexists(path):
+                    write_by_rename(path, text, prefix=".tmp-", suffix="")
+
+
+def _path_json(path: str) -> bytes:
+    # ASCII JSON: a name with a tab, a line end or bytes that are not UTF-8 stays on its line.
+    return json.dumps(os.path.abspath(path)).encode("ascii")
+
+
+def _exists(path_json: bytes) -> bool:
+    try:
+        path = json.loads(path_json)
+        return type(path) is str and os.path.lexists(path)
+    except (ValueError, OSError):
+        return False
+
+
+# --- what else is in the folder ----------------------------------------------------------------
+
+# Format 1 kept one JSON file per entry, in folders named by the key's first two characters,
+# and the keys of files without markers in `unmarked.json`.
+_LEGACY_ENTRY_NAME_LENGTH = 38 + len(".json")
+
+
+def _is_legacy_folder(name: str) -> bool:
+    return len(name) == 2 and set(name) <= set("0123456789abcdef")
+
+
+def _is_legacy_entry(name: str) -> bool:
+    return len(name) == _LEGACY_ENTRY_NAME_LENGTH and name.endswith(".json") and set(name[:38]) <= set("0123456789abcdef")
+
+
+def _remove_leftovers(directory: str, every_temporary: bool = False) -> list[tuple[str, int]]:
+    """Remove what older versions kept in the folder (format 1) and temporary files a scan
+    stopped mid-write left (those older than an hour, or all of them): only files of those
+    names, never through a link (a link itself is removed). Returns (path, size) of each file
+    removed."""
+    import time
+
+    removed: list[tuple[str, int]] = []
+
+    def remove(path: str, info: os.stat_result) -> None:
+        try:
+            os.unlink(path)
+            removed.append((path, info.st_size if stat.S_ISREG(info.st_mode) else 0))
+        except OSError:
+            pass
+
+    now = time.time()
+    try:
+        listed = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in listed:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if entry.name == "unmarked.json" or (
+            entry.name.startswith(".tmp-") and (every_temporary or now - info.st_mtime > _STALE_TEMPORARY_SECONDS)
+        ):
+            if not stat.S_ISDIR(info.st_mode):
+                remove(entry.path, info)
+        elif _is_legacy_folder(entry.name) and stat.S_ISDIR(info.st_mode):
+            try:
+                inside = list(os.scandir(entry.path))
+            except OSError:
+                continue
+            for item in inside:
+                try:
+                    item_info = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if (_is_legacy_entry(item.name) or item.name.startswith(".tmp-")) and not stat.S_ISDIR(item_info.st_mode):
+                    remove(item.path, item_info)
+            try:
+                os.rmdir(entry.path)  # only once empty: anything else in it stays
+            except OSError:
+                pass
+    return removed
+
+
+def _is_our_pack(path: str) -> bool:
+    return (_read_kept(path, len(_PACK_HEADER), prefix=True) or b"") == _PACK_HEADER
+
+
+def _holds_our_tag(directory: str) -> bool:
+    data = _read_kept(os.path.join(directory, "CACHEDIR.TAG"), 4096)
+    return data is not None and data.startswith(b"Signature: 8a477f597d28d172789f06886806bc55") and b"rocmlint" in data
+
+
+def clean(directory: str) -> list[tuple[str, int]]:
+    """Remove what rocmlint keeps in `directory` (`rocmlint clean`): the pack, the entries of
+    older versions, temporary files, the cache directory tag and the .gitignore rocmlint wrote,
+    then the folder itself once empty. Only a folder rocmlint tagged is touched, and in it only
+    files of those names (a file someone else put there stays). Returns (path, size) of each
+    file removed. Raises ValueError for a folder that must not be touched (refusal) or that
+    rocmlint did not make."""
+    directory = os.path.abspath(directory)
+    if not os.path.lexists(directory):
+        return []
+    if not _is_folder(directory):
+        raise ValueError("not a folder")
+    refusal.cache_clear()
+    why = refusal(directory)
+    if why is not None:
+        raise ValueError(why)
+    try:
+        if not os.listdir(directory):
+            os.rmdir(directory)
+            return []
+    except OSError:
+        pass
+    if not _holds_our_tag(directory) and not _is_our_pack(os.path.join(directory, PACK)):
+        raise ValueError("it does not hold rocmlint's CACHEDIR.TAG: not a folder of rocmlint's results")
+    removed = _remove_leftovers(directory, every_temporary=True)
+    ours = {PACK: None, "CACHEDIR.TAG": None, ".gitignore": _GITIGNORE.encode()}
+    for name, text in ours.items():
+        path = os.path.join(directory, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if name == ".gitignore" and stat.S_ISREG(info.st_mode) and _read_kept(path, 4096) != text:
+            continue  # not the one rocmlint wrote
+        if name == PACK and stat.S_ISREG(info.st_mode) and not _is_our_pack(path):
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            continue
+        try:
+            os.unlink(path)
+            removed.append((path, info.st_size if stat.S_ISREG(info.st_mode) else 0))
+        except OSError:
+            pass
+    _LOADED.pop(directory, None)
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass  # something else is in it: it stays
+    return removed
+
+
+def clean_all() -> list[tuple[str, int]]:
+    """`rocmlint clean --all`: the results of every project in the user's cache folder
+    (`rocmlint/results/*`), the parsed check catalogs kept beside them and the tag of
+    `rocmlint/`, then the folders once empty."""
+    user = user_cache_folder()
+    if user is None:
+        return []
+    top = os.path.join(user, "rocmlint")
+    results = os.path.join(top, "results")
+    removed: list[tuple[str, int]] = []
+    if _is_folder(results):
+        for entry in sorted(os.scandir(results), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                try:
+                    removed.extend(clean(entry.path))
+                except ValueError:
+                    pass  # not rocmlint's: left alone
+        try:
+            os.rmdir(results)
+        except OSError:
+            pass
+    if _is_folder(top):
+        for entry in sorted(os.scandir(top), key=lambda e: e.name):
+            name = entry.name
+            ours = (name.startswith("catalog-") and name.endswith(".json")) or name.startswith(".tmp-catalog-")
+            if name == "CACHEDIR.TAG":
+                ours = _holds_our_tag(top)
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if ours and not stat.S_ISDIR(info.st_mode):
+                try:
+                    os.unlink(entry.path)
+                    removed.append((entry.path, info.st_size if stat.S_ISREG(info.st_mode) else 0))
+                except OSError:
+                    pass
+        try:
+            os.rmdir(top)
+        except OSError:
+            pass
+    return removed
 
 
 # --- the shape of an entry ------------------------------------------------------------------

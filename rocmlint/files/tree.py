@@ -6,6 +6,11 @@ through a symbolic link that leaves it, nor from a named pipe or a device in a f
 (one would block the scan, the other never end). Every file the project pass and the build
 readers open goes through `ProjectFiles`, and every glob they expand through `glob_within`;
 what lies inside is compared by whole path components (`is_within`), never as a string prefix.
+
+Because every read goes through here, a project pass can be recorded (`start_reading`): the
+files it read, with a hash of the bytes and each file's signature (size, modification and
+change times, inode), and the trees it walked, each listed when the walk starts. A later scan
+keeps the pass's answers only while all of that still holds (rocmlint.project.kept).
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import sys
+import time
 
 from rocmlint.files.discovery import ReadError, TooLarge, read_regular_file
 
@@ -57,6 +64,11 @@ class ProjectFiles:
         the tree, a link out of it and anything but a regular file; a missing, unreadable or
         too large file is simply not read. With `prefix`, a longer file gives its first `limit`
         bytes."""
+        if _reading is not None:
+            return _reading.read(self, path, limit, prefix)
+        return self._read(path, limit, prefix)
+
+    def _read(self, path: str, limit: int, prefix: bool) -> bytes | None:
         why = self.outside(path)
         if why is None:
             try:
@@ -173,3 +185,274 @@ def _expand(directory: str, parts: list[str], recursive: bool, real_root: str, f
             found.add(child)
         elif os.path.isdir(child) and (not os.path.islink(child) or is_within(os.path.realpath(child), real_root)):
             _expand(child, rest, recursive, real_root, found)
+
+
+# --- what a project pass read -----------------------------------------------------------------
+
+# A file whose modification or change time is this close to when it was read may be changed
+# again within the same tick of its file system's clock (1 or 2 seconds on some) and keep its
+# signature: its bytes are compared whenever its read is checked, as git does for such files.
+RACY_NANOSECONDS = 2_000_000_000
+# Folders a project pass never lists: version control, compiled Python and tools' caches (a
+# file in one that a build file names is still recorded when it is read).
+UNLISTED_FOLDERS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+
+# A tree with more names than this is not recorded (a pass over it is not kept).
+MAX_LISTED = 1_000_000
+
+_reading: "Reading | None" = None
+
+
+def file_signature(path: str) -> list[int] | None:
+    """Size, modification and change times and inode of the file at `path` (through a link,
+    as a read opens it), or None."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def _digest(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _kind(path: str) -> str:
+    """What is at `path`: "-" nothing, "d" a folder, "f" a regular file, "o" anything else, "l"
+    and the link's text and what it leads to for a symbolic link."""
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except (OSError, ValueError):
+        return "-"
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        try:
+            followed = os.stat(path).st_mode
+            leads = "d" if stat.S_ISDIR(followed) else "f" if stat.S_ISREG(followed) else "o"
+        except (OSError, ValueError):
+            leads = "-"
+        return f"l{leads}{target}"
+    return "d" if stat.S_ISDIR(info.st_mode) else "f" if stat.S_ISREG(info.st_mode) else "o"
+
+
+def listing_digest(root: str, unlisted: str | None = None) -> str | None:
+    """A hash of every name under `root` and what it is (_kind), folders walked without
+    following links, but not inside UNLISTED_FOLDERS nor the folder `unlisted` (the cache's
+    own, should it be inside): any file or folder added, removed, renamed or turned into a
+    link changes it. None past MAX_LISTED names (the whole file system, say)."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    stack = [root]
+    count = 0
+    while stack:
+        folder = stack.pop()
+        relative = os.path.relpath(folder, root)
+        try:
+            with os.scandir(folder) as listed:
+                entries = sorted(listed, key=lambda entry: entry.name)
+        except (OSError, ValueError) as exc:
+            digest.update(f"{relative}\0!{getattr(exc, 'errno', None)}\n".encode("utf-8", "surrogateescape"))
+            continue
+        count += len(entries)
+        if count > MAX_LISTED:
+            return None
+        for entry in entries:
+            try:
+                if entry.is_symlink():
+                    kind = _kind(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    kind = "d"
+                    if entry.name not in UNLISTED_FOLDERS and entry.path != unlisted:
+                        stack.append(entry.path)
+                else:
+                    kind = "f" if entry.is_file(follow_symlinks=False) else "o"
+            except OSError:
+                kind = "?"
+            digest.update(f"{relative}/{entry.name}\0{kind}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+class Reading:
+    """What one project pass read (see the module docstring): `trees` (root -> [its real
+    path, listing_digest]), `reads` ((root, path, limit, prefix) -> [signature, racy, hash of
+    the bytes, why not read]) and `folders` (folder -> _kind of each of `names_above` in it:
+    where the pass asks whether a project starts, above the trees it walks). `keepable` is
+    False when something read may have changed while it was read."""
+
+    def __init__(self, names_above: tuple[str, ...], unlisted: str | None = None):
+        self.names_above = tuple(names_above)
+        self.unlisted = os.path.abspath(unlisted) if unlisted else None
+        self.trees: dict[str, list] = {}
+        self.reads: dict[tuple, list] = {}
+        self.folders: dict[str, str] = {}
+        self._inside: set[str] = set()  # folders inside a tree, not recorded
+        self.keepable = True
+
+    def note_tree(self, root: str) -> None:
+        root = os.path.abspath(root)
+        if root in self.trees or any(is_within(root, tree) for tree in self.trees):
+            return  # listed with the tree it is in
+        listed = listing_digest(root, self.unlisted)
+        self.keepable = self.keepable and listed is not None
+        self.trees[root] = [os.path.realpath(root), listed]
+        self.note_folders([root])
+
+    def note_folders(self, paths) -> None:
+        """Record the folders that hold each of `paths` (a file or a folder), up to the top."""
+        for path in paths:
+            folder = os.path.abspath(path)
+            while folder not in self.folders and folder not in self._inside:
+                if any(is_within(folder, tree) and folder != tree for tree in self.trees):
+                    self._inside.add(folder)  # listed with its tree
+                else:
+                    self.folders[folder] = _kinds(folder, self.names_above)
+                parent = os.path.dirname(folder)
+                if parent == folder:
+                    break
+                folder = parent
+
+    def read(self, files: ProjectFiles, path: str, limit: int, prefix: bool) -> bytes | None:
+        key = (files.root, path, limit, prefix)
+        if key in self.reads:
+            return files._read(path, limit, prefix)
+        before = time.time_ns()
+        signature = file_signature(path)
+        data = files._read(path, limit, prefix)
+        racy = signature is None or max(signature[1], signature[2]) >= before - RACY_NANOSECONDS
+        self.reads[key] = [signature, racy, _digest(data), files.refused.get(path)]
+        self.note_folders([os.path.dirname(os.path.abspath(path))])
+        return data
+
+    def note_known(self, path: str, since: int, unchanged) -> None:
+        """A file the pass does not read because the per-file pass read it, since `since` (in
+        time.time_ns()), and handed over what the pass needs of it. Its bytes now are those
+        the per-file pass read when the file has not changed since; else `unchanged(data)`
+        says whether what the pass needs of them is the same (or nothing is kept)."""
+        signature = file_signature(path)
+        try:
+            data = read_regular_file(path, PROJECT_FILE_LIMIT)
+        except ReadError:
+            data = None
+        if data is None or signature is None or file_signature(path) != signature:
+            self.keepable = False
+            return
+        racy = max(signature[1], signature[2]) >= since - RACY_NANOSECONDS
+        if racy and not unchanged(data):
+            self.keepable = False
+            return
+        self.reads[(None, path, PROJECT_FILE_LIMIT, False)] = [signature, racy, _digest(data), None]
+
+    def as_json(self) -> dict:
+        return {
+            "trees": [[root, real, digest] for root, (real, digest) in self.trees.items()],
+            "reads": [[*key, *value] for key, value in self.reads.items()],
+            "folders": [[folder, kinds] for folder, kinds in self.folders.items()],
+        }
+
+
+def _kinds(folder: str, names: tuple[str, ...]) -> str:
+    return "\0".join(_kind(os.path.join(folder, name)) for name in names)
+
+
+def start_reading(names_above: tuple[str, ...], unlisted: str | None = None) -> Reading:
+    """Record what the project pass reads from now on (until stop_reading)."""
+    global _reading
+    _reading = Reading(names_above, unlisted)
+    return _reading
+
+
+def stop_reading() -> None:
+    global _reading
+    _reading = None
+
+
+def note_tree(root: str) -> None:
+    """Called by each walk of a whole tree before it starts (see Reading)."""
+    if _reading is not None:
+        _reading.note_tree(root)
+
+
+def still_read_the_same(record: dict, names_above: tuple[str, ...], unlisted: str | None = None) -> bool | None:
+    """Whether what a recorded pass read (Reading.as_json) reads the same now: every folder
+    above has the same names, every tree the same listing, every file the same bytes (a file
+    whose signature is unchanged and was not racy is not read again). Anything of another
+    shape is False. None: True, and a file read again because it was racy or its signature
+    changed has settled; its entry in `record` now says so (the record is worth keeping)."""
+    unlisted = os.path.abspath(unlisted) if unlisted else None
+    settled = False
+    try:
+        for folder, kinds in record["folders"]:
+            if _kinds(folder, tuple(names_above)) != kinds:
+                return False
+        checked: dict[str, list[int] | None] = {}
+        for entry in record["reads"]:
+            root, path, limit, prefix, signature, racy, digest, why = entry
+            if not (type(limit) is int and 0 < limit <= PROJECT_FILE_LIMIT):
+                return False  # never more than a pass reads
+            if digest is not None and not racy:
+                if path not in checked:
+                    checked[path] = file_signature(path)
+                if checked[path] == signature:
+                    continue
+            before = time.time_ns()
+            now = file_signature(path)
+            if root is None:
+                try:
+                    data = read_regular_file(path, limit)
+                except ReadError:
+                    return False
+                refused = None
+            else:
+                files = ProjectFiles(root)
+                data = files._read(path, limit, bool(prefix))
+                refused = files.refused.get(path)
+            if _digest(data) != digest or refused != why:
+                return False
+            if digest is not None and now is not None and max(now[1], now[2]) < before - RACY_NANOSECONDS:
+                entry[4], entry[5] = now, False
+                settled = True
+        for root, real, digest in record["trees"]:
+            if digest is None or os.path.realpath(root) != real or listing_digest(root, unlisted) != digest:
+                return False
+    except (TypeError, ValueError, KeyError, OSError):
+        return False
+    return None if settled else True
+
+
+# --- answers kept in memory -------------------------------------------------------------------
+
+# Caches of rocmlint's own files (the check catalog, compiled matchers, pattern lists): never
+# stale while rocmlint runs. Every other cache in rocmlint answers a question about the tree.
+_OWN_CACHES = frozenset(
+    {"load_catalog", "compile_matcher", "line_columns", "_patterns", "checks_for", "_with_command_line", "_rocmlint_stamp"}
+)
+
+
+def forget_what_was_read_from_disk() -> None:
+    """Empty every cache in rocmlint that holds an answer read from the tree (functions kept
+    with functools.lru_cache in its modules), but those of rocmlint's own files. Found by
+    looking rather than listed, so that a cache added later is not forgotten here. The language
+    server calls it when files change; a recorded project pass first, so that it reads again
+    whatever it needs (an answer kept in memory would not be recorded)."""
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("rocmlint.") or name.startswith(("rocmlint.runtime", "rocmlint.server")) or module is None:
+            continue
+        for attribute, value in list(vars(module).items()):
+            clear = getattr(value, "cache_clear", None)
+            if clear is None or not callable(clear):
+                continue
+            wrapped = getattr(value, "__wrapped__", None)
+            own_name = getattr(wrapped, "__name__", attribute)
+            if own_name in _OWN_CACHES or attribute in _OWN_CACHES:
+                continue
+            clear()

@@ -29,7 +29,7 @@ from rocmlint.build import CUDA, ROCM, SOURCE_SUFFIXES, BuildFacts
 from rocmlint.build.project_root import ROCM_TEXT, SKIPPED_FOLDERS, VENDOR_DIRECTORIES
 from rocmlint.files.project_start import BUILD_FILE_NAMES
 from rocmlint.build.budget import OutOfBudget, WorkBudget
-from rocmlint.files.tree import PROJECT_FILE_LIMIT, ProjectFiles
+from rocmlint.files.tree import PROJECT_FILE_LIMIT, ProjectFiles, note_tree
 from rocmlint.project.model import (
     UNKNOWN_FILE,
     FileVerdict,
@@ -54,6 +54,7 @@ def _walk(root: str) -> tuple[list[str], list[str], list[str]]:
     build_files: list[str] = []
     sources: list[str] = []
     python_files: list[str] = []
+    note_tree(root)
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
             d for d in dirnames

@@ -32,7 +32,7 @@ import os
 import re
 
 from rocmlint.build.project_root import SKIPPED_FOLDERS, VENDOR_DIRECTORIES
-from rocmlint.files.tree import ProjectFiles
+from rocmlint.files.tree import ProjectFiles, note_tree
 
 _MAX_PYTHON_FILES = 20_000
 _MAX_DEPTH = 4
@@ -84,6 +84,7 @@ class ImportGraph:
 
     def _read(self) -> None:
         count = 0
+        note_tree(self.root)
         for directory, folders, names in os.walk(self.root):
             folders[:] = sorted(
                 f for f in folders

@@ -24,11 +24,11 @@ project pass. Three things are kept, because the server lives as long as the edi
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 
 from rocmlint.files.project_start import BUILD_FILE_NAMES
 from rocmlint.config import CONFIG_FILE_NAMES, ConfigError
+from rocmlint.files.tree import forget_what_was_read_from_disk
 from rocmlint.findings import Problem, ScanResult
 from rocmlint.settings import CommandLine, Settings
 
@@ -37,9 +37,6 @@ from rocmlint.settings import CommandLine, Settings
 CONFIG_NAMES = frozenset(CONFIG_FILE_NAMES)
 PROJECT_NAMES = frozenset(BUILD_FILE_NAMES) | {".gitmodules"}
 PROJECT_SUFFIXES = (".cmake",)
-# Caches of rocmlint's own files (the check catalog, compiled matchers, pattern lists): never
-# stale while the server runs. Every other cache in rocmlint answers a question about the tree.
-_OWN_CACHES = frozenset({"load_catalog", "compile_matcher", "line_columns", "_patterns", "checks_for", "_with_command_line"})
 
 
 def watched_file_kind(path: str) -> str | None:
@@ -178,21 +175,3 @@ def _saved_as(path: str, data: bytes) -> bool:
             return handle.read() == data
     except (OSError, ValueError):
         return False
-
-
-def forget_what_was_read_from_disk() -> None:
-    """Empty every cache in rocmlint that holds an answer read from the tree (functions kept
-    with functools.lru_cache in its modules), but those of rocmlint's own files. Found by
-    looking rather than listed, so that a cache added later is not forgotten here."""
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("rocmlint.") or name.startswith(("rocmlint.runtime", "rocmlint.server")) or module is None:
-            continue
-        for attribute, value in list(vars(module).items()):
-            clear = getattr(value, "cache_clear", None)
-            if clear is None or not callable(clear):
-                continue
-            wrapped = getattr(value, "__wrapped__", None)
-            own_name = getattr(wrapped, "__name__", attribute)
-            if own_name in _OWN_CACHES or attribute in _OWN_CACHES:
-                continue
-            clear()
