@@ -243,7 +243,8 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
     extra = {"TARGETS": targets} if targets is not None else None
     # A check that reads both sides of every stack test (`gated: false`) still leaves alone
     # build files of another project vendored into this one: this project never runs them.
-    # Asked once, at the first hit: the answer walks the folders above the file.
+    # Asked once, at the first hit: the answer walks the folders above the file. Its matcher's
+    # own reasons (`match.gate`, never a stack test there) still apply.
     vendored: list[str | None] = []
     for match in _matcher_for(check).find(source):
         if check.gated:
@@ -253,7 +254,7 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
                 from rocmlint.build.files import vendored_reason
 
                 vendored.append(vendored_reason(source.path) if source.language not in ("python", "cpp") else None)
-            gate = vendored[0]
+            gate = vendored[0] or match.gate
         fixed = None
         if gate is None:
             fixed = moot
