@@ -180,8 +180,17 @@ def target_gate(check: Check, target) -> tuple[str | None, str | None]:
 
 
 def relevant_checks(source: SourceFile, checks: Iterable[Check]) -> list[Check]:
-    """The checks that read the file with a marker in its text: the others cannot match."""
-    return [c for c in checks if c.reads(source.language, source.path) and any(m in source.text for m in c.markers)]
+    """The checks that read the file with a marker in its text: the others cannot match. A
+    Python module a build check reads only as a build helper must also look like one in its
+    text (rocmlint.build.python_build): most modules do not, and are then never parsed for it."""
+    relevant = [c for c in checks if c.reads(source.language, source.path) and any(m in source.text for m in c.markers)]
+    if source.language == "python" and any(c.python_build_helpers for c in relevant):
+        from rocmlint.build.python_build import may_be_build_helper
+
+        if not may_be_build_helper(source.path, source.text):
+            name = os.path.basename(source.path)
+            relevant = [c for c in relevant if not c.python_build_helpers or name in c.python_file_names]
+    return relevant
 
 
 def check_source(

@@ -357,6 +357,7 @@ def test_python_build_helpers_are_modules_that_import_build_tools_or_run_a_compi
     assert helper("op_builder/builder.py", "def build():\n    import setuptools\n")
     assert helper("tools/compile.py", "import subprocess\nsubprocess.run(['nvcc', '-c', 'k.cu'])\n")
     assert helper("aiter/jit/core.py", "from cpp_extension import _jit_compile\n")
+    assert helper("ops/gemm.py", "spec = gen_jit_spec('gemm', ['gemm.cu'], extra_cuda_cflags=['-O3'])\n")
     assert not helper("ops/table.py", "NVCC_FLAGS = {'hopper': '-arch=sm_90'}\n")
     assert not helper("tests/test_jit.py", "from torch.utils.cpp_extension import load\n")
     assert not helper("ops/jit.py", "def f(:\n  import setuptools\n")

@@ -307,6 +307,8 @@ _NVIDIA_PACKAGES: list[tuple[re.Pattern, str]] = [
     (re.compile(r"^bitsandbytes-cuda\d+$"), "an old CUDA-only build of bitsandbytes"),
     (re.compile(r"^flashinfer-python$"), "FlashInfer, whose kernels are written for NVIDIA GPUs"),
     (re.compile(r"^xformers$"), "PyPI's xformers wheels are CUDA builds; ROCm builds come from the PyTorch ROCm index"),
+    # RAPIDS and others publish one wheel per CUDA major release, named for it (`cuml-cu12`).
+    (re.compile(r"^[a-z0-9][a-z0-9-]*-cu\d{2,3}$"), "a build for one CUDA release (`-cuXX` in its name)"),
 ]
 # conda packages of NVIDIA's CUDA stack: the toolkit and its libraries as conda-forge and NVIDIA's
 # channel split them (`cuda-nvcc`, `cuda-cudart`, `libcublas`, `libnvjitlink`, the `cuda` and

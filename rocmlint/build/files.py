@@ -679,8 +679,9 @@ def parse_conda_spec(spec: str) -> tuple[str | None, str, str] | None:
 
 _CONDA_PROGRAMS = {"conda", "mamba", "micromamba"}
 # Options of `conda install`/`conda create` that take a value (the value is not a package).
-_CONDA_OPTION_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "--file", "--repodata-fn", "--experimental",
-                            "--solver", "--platform", "--subdir"}
+_CONDA_OPTION_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "-f", "--file", "--repodata-fn", "--experimental",
+                            "--solver", "--platform", "--subdir", "--channel-priority", "--clone", "--root-prefix",
+                            "-r", "--rc-file"}
 _CONDA_CHANNEL_OPTIONS = {"-c", "--channel"}
 
 

@@ -31,7 +31,17 @@ _BUILD_MODULE = re.compile(
     r"^(?:torch\.utils\.cpp_extension|setuptools|distutils|Cython\.Build|pybind11\.setup_helpers|skbuild"
     r"|scikit_build_core|mesonpy)(?:\.|$)|(?:^|\.)cpp_extension$"
 )
-_BUILD_WORDS = re.compile(r"cpp_extension|setuptools|distutils|Cython|pybind11|skbuild|scikit_build|mesonpy|nvcc|hipcc")
+# What such a module's text must hold before it is parsed: an import of a build module, nvcc or
+# hipcc inside a string, or one of the flag keywords (most Python files hold none of them).
+_BUILD_TEXT = re.compile(
+    r"^[ \t]*(?:from|import)[ \t]+(?:[\w.]*cpp_extension|setuptools|distutils|Cython\.Build|pybind11\.setup_helpers"
+    r"|skbuild|scikit_build_core|mesonpy)\b|^[ \t]*from[ \t]+torch\.utils[ \t]+import[ \t]+[^\n]*cpp_extension"
+    r"|[\"'][^\"'\n]*\b(?:nvcc|hipcc)\b|\b(?:extra_cuda_cflags|extra_compile_args|extra_cflags|extra_hip_cflags|nvcc_flags|cuda_cflags)[ \t]*=",
+    re.MULTILINE,
+)
+# Keyword arguments that hand flags to a compiler (torch.utils.cpp_extension's `load`, setuptools'
+# `Extension`, and the JIT builders modelled on them).
+_FLAG_KEYWORDS = {"extra_cuda_cflags", "extra_compile_args", "extra_cflags", "extra_hip_cflags", "nvcc_flags", "cuda_cflags"}
 _COMPILER = re.compile(r"(?:^|[/\s])(?:nvcc|hipcc)(?:$|[\s.])")
 _TEST_DIRECTORIES = {"test", "tests", "testing"}
 # Calls whose string arguments are messages for people, not words for a compiler.
@@ -45,12 +55,16 @@ def is_test_file(path: str) -> bool:
             or any(part.lower() in _TEST_DIRECTORIES for part in parts))
 
 
+def may_be_build_helper(path: str, text: str) -> bool:
+    """What a build helper's name and text must show before it is parsed (is_build_helper)."""
+    return os.path.basename(path) != "setup.py" and not is_test_file(path) and _BUILD_TEXT.search(text) is not None
+
+
 def is_build_helper(source) -> bool:
     """A Python module other than setup.py that builds native code: it imports a build
-    module, or names nvcc/hipcc in a string (a compiler it runs)."""
-    if os.path.basename(source.path) == "setup.py" or is_test_file(source.path):
-        return False
-    if not _BUILD_WORDS.search(source.text):
+    module, names nvcc/hipcc in a string (a compiler it runs), or passes compiler flags by
+    the keywords of extension builders (`extra_cuda_cflags=...`)."""
+    if not may_be_build_helper(source.path, source.text):
         return False
     try:
         tree = source.python_tree
@@ -63,6 +77,8 @@ def is_build_helper(source) -> bool:
             if _BUILD_MODULE.search(node.module) or any(_BUILD_MODULE.search(f"{node.module}.{a.name}") for a in node.names):
                 return True
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and _COMPILER.search(node.value):
+            return True
+        if isinstance(node, ast.keyword) and node.arg in _FLAG_KEYWORDS:
             return True
     return False
 
