@@ -67,7 +67,11 @@ def nvidia_arch(source, matcher) -> Iterator[Match]:
 
 _GFX = re.compile(r"gfx[0-9a-f]{3,4}(?:-[0-9]-generic)?|gfx\d+-\d*-?generic", re.IGNORECASE)
 _OFFLOAD = re.compile(r"^-{1,2}(?:offload-arch|amdgpu-target|cuda-gpu-arch)=(\S+)$")
-_AMD_ARCH_SETTING = re.compile(r"ARCH|TARGET|GPU|GFX", re.IGNORECASE)
+_AMD_ARCH_SETTING = re.compile(r"ARCH|TARGET", re.IGNORECASE)
+# In setup.py a list of gfx names bound to `gpus`/`gfx_list` feeds `--offload-arch=` too; in
+# CMake or a script such a name is as often a list of GPUs with a feature (Composable Kernel's
+# `gpu_list_tf32`) or the one GPU a test runs on.
+_AMD_ARCH_PYTHON_NAME = re.compile(r"ARCH|TARGET|GPU|GFX", re.IGNORECASE)
 # Lists of what a project accepts or knows, not what it builds for.
 _NOT_A_BUILD_LIST = re.compile(r"SUPPORTED|ALLOWED|VALID|KNOWN|ACCEPTED", re.IGNORECASE)
 # CDNA data-center targets older than gfx950 (MI100 gfx908, MI200 gfx90a, MI300 gfx940-942):
@@ -129,7 +133,8 @@ def amd_arch_list(source, matcher) -> Iterator[Match]:
         offload = _OFFLOAD.match(token.text)
         if offload:
             groups.setdefault(token.unit, []).append((token, _GFX.findall(offload.group(1))))
-    settings = [s for s in view.settings if _AMD_ARCH_SETTING.search(s.name) and not _NOT_A_BUILD_LIST.search(s.name)]
+    settings = [s for s in view.settings if (_AMD_ARCH_PYTHON_NAME if s.kind == "python" else _AMD_ARCH_SETTING).search(s.name)
+                and not _NOT_A_BUILD_LIST.search(s.name)]
     for tokens in groups.values():
         names = [n.lower() for _, found in tokens for n in found]
         first, last = tokens[0][0], tokens[-1][0]
