@@ -217,14 +217,6 @@ def _setup_dependency_strings(tree: ast.Module) -> dict[int, str | None]:
     return found
 
 
-def _parents(tree: ast.AST) -> dict[int, ast.AST]:
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    return parents
-
-
 def _is_message(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     """A docstring, or a string inside a `raise` or a print/log/warn call."""
     parent = parents.get(id(node))
@@ -242,18 +234,30 @@ def _is_message(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return False
 
 
+# A string that holds compiler words: an option (`-gencode=...`, `-O3`, `--offload-arch=...`)
+# or the value of one (`arch=compute_90,code=sm_90`, `sm_90` after `-arch`).
+_FLAG_LIKE = re.compile(r"(?:^|\s)-|(?:sm|compute)_\d")
+
+
 def build_helper_view(view: BuildView, source) -> None:
     """Tokens and settings of a Python build helper (nothing for any other module)."""
     if not is_build_helper(source):
         return
     tree = source.python_tree
     index = source.python_index
-    parents = _parents(tree)
+    parents = index.parents  # the index's own map of every node's parent, built once
     vendored = vendored_reason(os.path.abspath(source.path))
     units: dict[int, int] = {}
     for node in ast.walk(tree):
+        setting = environ_setting(node)
+        if setting:
+            name, value_node = setting
+            start, end = python_span(source, value_node)
+            view.settings.append(Setting(name, value_node.value, start, end, join_gates(index.gate(value_node), vendored), "env"))
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or node.end_lineno is None:
             continue
+        if not _FLAG_LIKE.search(node.value):
+            continue  # not a word for a compiler: a name, a path, a template (most strings here)
         parent = parents.get(id(node))
         if isinstance(parent, ast.JoinedStr) or _is_message(node, parents):
             continue
@@ -266,12 +270,6 @@ def build_helper_view(view: BuildView, source) -> None:
         for word in re.finditer(r"\S+", node.value):
             span = (start + word.start(), start + word.end()) if plain else (start, end)
             view.tokens.append(Token(word.group(0), span[0], span[1], gate, units[id(group)]))
-    for node in ast.walk(tree):
-        setting = environ_setting(node)
-        if setting:
-            name, value_node = setting
-            start, end = python_span(source, value_node)
-            view.settings.append(Setting(name, value_node.value, start, end, join_gates(index.gate(value_node), vendored), "env"))
 
 
 # --- AMD target lists written as Python ---------------------------------------------------------
