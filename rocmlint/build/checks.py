@@ -84,7 +84,6 @@ _NEWER_TARGETS = (("gfx942", "gfx942 (MI300)"), ("gfx950", "gfx950 (MI350X/MI355
 # Where a file pins the ROCm release it builds with: a ROCm base image tag (`rocm/pytorch:rocm6.2_...`,
 # `rocm/dev-ubuntu-22.04:6.1.2`), a `ROCM_VERSION=6.2` setting, a ROCm wheel index (`/whl/rocm6.2`)
 # or a `+rocm6.2` build.
-_ROCM_RELEASE_IN = re.compile(r"(?:rocm[-_/:]?|:)(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 _ROCM_VERSION_SETTING = re.compile(r"^(?:ROCM|HIP)_?(?:VERSION|VER|RELEASE)$", re.IGNORECASE)
 
 

@@ -4,7 +4,9 @@ Each kind of file is read with the parser made for it, never by running anything
 
 - CMake (`rocmlint.build.cmake`), Makefiles (`.makefile`), setup.py (`.setup_py`, with `ast`):
   the readers of the project model. They run the build as the ROCm build and as the CUDA
-  build, and a statement only one of them reaches is gated (`BuildFacts.gate`).
+  build, and a statement only one of them reaches is gated (`BuildFacts.gate`). setup.py and
+  the other Python modules that build extensions are turned into this shape by
+  `rocmlint.build.python_build`.
 - requirements/constraints files: pip's line format by hand (pip has no public API for it),
   each requirement parsed as PEP 508 by `packaging`.
 - pyproject.toml: `tomllib` (`tomli` before Python 3.11); lines are found by the text.
@@ -17,11 +19,13 @@ Each kind of file is read with the parser made for it, never by running anything
 - `uv.lock`: `tomllib` (`rocmlint.build.lockfiles`): the packages `uv sync` installs.
 
 Everything comes out as tokens (words handed to a compiler, linker or tool), settings
-(`NAME=value`), dependencies, base images and local installs, each with its position in the
-file and the reason it is gated, if it is. The file itself is gated when its name says which
-GPU stack it is for (`requirements/cuda.txt`, `Dockerfile.rocm`, `docker/cuda/Dockerfile`), or
-when it is the default file beside a ROCm one that does not include it (`Dockerfile` beside
-`Dockerfile.rocm`, `requirements.txt` beside `requirements-rocm.txt`).
+(`NAME=value`), dependencies, conda channels, base images, local installs and locked packages,
+each with its position in the file and the reason it is gated, if it is. The file itself is
+gated when its name says which GPU stack it is for (`requirements/cuda.txt`, `Dockerfile.rocm`,
+`environment-cuda.yml`, `docker/cuda/Dockerfile`), or when it is the default file beside a ROCm
+one that does not include it (`Dockerfile` beside `Dockerfile.rocm`, `requirements.txt` beside
+`requirements-rocm.txt`, `environment.yml` or `conda.yaml` beside `environment-rocm.yml` or
+`conda-rocm.yaml`).
 """
 
 from __future__ import annotations

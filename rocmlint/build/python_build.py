@@ -9,10 +9,11 @@ string literals become tokens and their `os.environ[...] = "..."` writes setting
 as Python code is (`rocmlint.python.index`: platform tests on either side, callers that are all
 gated). Tests are left out: a flag string there is test data, not a build.
 
-Both kinds also say which AMD targets they build for in plain Python lists, which
+setup.py also says which AMD targets it builds for in plain Python lists, which
 `gfx_list_settings` turns into settings for ROCM302: `gpus = ["gfx90a", "gfx942"]`, its
 appends (`gpus.append("gfx950")`, `gpus += [...]`, `gpus.extend(...)`), and the defaults of
-`os.getenv("GPU_ARCHS", "gfx90a;gfx942")`.
+`os.getenv("GPU_ARCHS", "gfx90a;gfx942")`. (A just-in-time loader's target list is often the
+one GPU a kernel is written for, so helpers are not read for it.)
 """
 
 from __future__ import annotations
