@@ -398,3 +398,15 @@ def test_amd_target_lists_and_a_pinned_rocm_release(tmp_path):
     findings, _ = check_source(configured, CHECKS, keep_gated=True)
     assert [f.gate for f in findings] == ["the build is pinned to ROCm 6.3 (the configured rocm-version), which cannot build for gfx950"]
     assert _hits(tmp_path / "Dockerfile", pinned.replace("ENV", "ARG ROCM_VERSION=7.0\nENV"))[0][3] is None
+
+
+def test_amd_target_lists_appended_to_in_the_same_file_are_not_stale(tmp_path):
+    make = "HIPFLAGS = --offload-arch=gfx90a --offload-arch=gfx942\nHIPFLAGS += --offload-arch=gfx950\nall:\n\thipcc $(HIPFLAGS) k.hip\n"
+    assert [h[3] for h in _hits(tmp_path / "Makefile", make)] == ["the file also gives `HIPFLAGS` a list with gfx950 (line 2)"]
+    script = '#!/bin/sh\nexport PYTORCH_ROCM_ARCH="gfx90a;gfx942"\nif [ "$ROCM_MAJOR" -ge 7 ]; then\n  PYTORCH_ROCM_ARCH="$PYTORCH_ROCM_ARCH;gfx950"\nfi\n'
+    assert [h[3] for h in _hits(tmp_path / "build.sh", script)] == ["the file also gives `PYTORCH_ROCM_ARCH` a list with gfx950 (line 4)"]
+    alone = _hits(tmp_path / "Makefile", make.split("\n", 1)[0] + "\n")
+    assert [(h[0], h[3]) for h in alone] == [("ROCM302", None)]
+    setup = 'archs = ["gfx90a", "gfx942"]\narchs += ["gfx950"]\ngfx_list = ["gfx908"]\n'
+    assert [(h[1], h[3]) for h in _hits(tmp_path / "setup.py", setup)] == [
+        (1, "the file also gives `archs` a list with gfx950 (line 2)"), (3, None)]
