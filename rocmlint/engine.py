@@ -180,8 +180,17 @@ def target_gate(check: Check, target) -> tuple[str | None, str | None]:
 
 
 def relevant_checks(source: SourceFile, checks: Iterable[Check]) -> list[Check]:
-    """The checks that read the file with a marker in its text: the others cannot match."""
-    return [c for c in checks if c.reads(source.language, source.path) and any(m in source.text for m in c.markers)]
+    """The checks that read the file with a marker in its text: the others cannot match. A
+    Python module a build check reads only as a build helper must also look like one in its
+    text (rocmlint.build.python_build): most modules do not, and are then never parsed for it."""
+    relevant = [c for c in checks if c.reads(source.language, source.path) and any(m in source.text for m in c.markers)]
+    if source.language == "python" and any(c.python_build_helpers for c in relevant):
+        from rocmlint.build.python_build import may_be_build_helper
+
+        if not may_be_build_helper(source.path, source.text):
+            name = os.path.basename(source.path)
+            relevant = [c for c in relevant if not c.python_build_helpers or name in c.python_file_names]
+    return relevant
 
 
 def check_source(
@@ -243,7 +252,8 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
     extra = {"TARGETS": targets} if targets is not None else None
     # A check that reads both sides of every stack test (`gated: false`) still leaves alone
     # build files of another project vendored into this one: this project never runs them.
-    # Asked once, at the first hit: the answer walks the folders above the file.
+    # Asked once, at the first hit: the answer walks the folders above the file. Its matcher's
+    # own reasons (`match.gate`, never a stack test there) still apply.
     vendored: list[str | None] = []
     for match in _matcher_for(check).find(source):
         if check.gated:
@@ -253,7 +263,7 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
                 from rocmlint.build.files import vendored_reason
 
                 vendored.append(vendored_reason(source.path) if source.language not in ("python", "cpp") else None)
-            gate = vendored[0]
+            gate = vendored[0] or match.gate
         fixed = None
         if gate is None:
             fixed = moot

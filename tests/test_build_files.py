@@ -296,3 +296,117 @@ jobs:
             assert gates[1][0] == 14 and "`runs-on: self-hosted, h100`" in gates[1][1]
         else:
             assert reported == [5, 9, 14]
+
+
+# --- conda environments, uv.lock, Python build helpers ---------------------------------------------
+
+
+def test_a_conda_environment_beside_its_rocm_variant_is_the_cuda_one(tmp_path):
+    cuda_env = "name: app\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch=2.4\n  - pytorch-cuda=12.1\n"
+    root = _write(tmp_path, {"environment.yml": cuda_env, "environment-rocm.yml": "name: app\ndependencies:\n  - pip\n",
+                             "other/conda.yaml": cuda_env, "other/conda-rocm.yaml": "name: app\ndependencies:\n  - pip\n",
+                             "alone/environment.yml": cuda_env})
+    for path in ("environment.yml", "other/conda.yaml"):
+        hits = _hits(os.path.join(root, path), cuda_env)
+        assert sorted(h[0] for h in hits) == ["ROCM306", "ROCM313", "ROCM314"]
+        assert all(h[3] and "keeps its ROCm variant beside it" in h[3] for h in hits)
+    alone = _hits(os.path.join(root, "alone", "environment.yml"), cuda_env)
+    assert sorted((h[0], h[1], h[2], h[3]) for h in alone) == [
+        ("ROCM306", 7, "pytorch-cuda=12.1", None), ("ROCM313", 4, "nvidia", None), ("ROCM314", 6, "pytorch=2.4", None)]
+
+
+def test_conda_specs_keep_their_channel_and_conda_commands_are_read(tmp_path):
+    env = "name: a\nchannels: [conda-forge]\ndependencies:\n  - nvidia/label/cuda-12.1.0::cuda\n  - conda-forge::pytorch>=2.4\n"
+    hits = _hits(tmp_path / "environment.yml", env)
+    assert [(h[0], h[2]) for h in hits] == [("ROCM306", "nvidia/label/cuda-12.1.0::cuda"), ("ROCM314", "conda-forge::pytorch>=2.4")]
+    script = "#!/bin/sh\nconda create -y -n app -c pytorch -c nvidia python=3.11 pytorch torchvision 'pytorch-cuda=12.1'\nconda env create -f environment.yml\n"
+    hits = _hits(tmp_path / "setup_env.sh", script)
+    assert sorted((h[0], h[2]) for h in hits) == [("ROCM306", "'pytorch-cuda=12.1'"), ("ROCM313", "nvidia"), ("ROCM314", "pytorch")]
+
+
+def test_uv_lock_packages_are_found_at_their_versions_and_bad_locks_say_nothing(tmp_path):
+    from rocmlint.noqa.add import line_with_noqa
+
+    assert language_of("uv.lock") == "uvlock" and language_of("poetry.lock") is None
+    lock = ('version = 1\n\n[[package]]\nname = "numpy"\nversion = "2.2.0"\nsource = { registry = "https://pypi.org/simple" }\n\n'
+            '[[package]]\nname = "torch"\nversion = "2.7.1+cu128"\nsource = { registry = "https://download.pytorch.org/whl/cu128" }\n')
+    assert [(h[0], h[1], h[2]) for h in _hits(tmp_path / "uv.lock", lock)] == [("ROCM315", 10, "2.7.1+cu128")]
+    assert _hits(tmp_path / "uv.lock", "version = 1\n[[package]\nname = ") == []
+    assert _hits(tmp_path / "uv.lock", '[[package]]\nname = "torch"\nversion = "2.5.1+cu121"\n') != []
+    assert line_with_noqa("uvlock", lock.split("\n"), 10, ["ROCM315"])[0] is None
+
+
+def test_uv_lock_cuda_torch_for_a_cuda_extra_or_beside_a_rocm_build_is_gated(tmp_path):
+    lock = ('version = 1\n\n[[package]]\nname = "torch"\nversion = "2.8.0"\nsource = { registry = "https://download.pytorch.org/whl/cu126" }\n'
+            'resolution-markers = [\n    "extra == \'extra-7-my-proj-cuda\' and extra != \'extra-7-my-proj-cpu\'",\n]\n')
+    hits = _hits(tmp_path / "uv.lock", lock)
+    assert [(h[0], h[3]) for h in hits] == [("ROCM315", "locked only for the optional extra `cuda`, which is for CUDA")]
+    rocm = lock + '\n[[package]]\nname = "torch"\nversion = "2.8.0+rocm6.4"\nsource = { registry = "https://download.pytorch.org/whl/rocm6.4" }\n'
+    hits = _hits(tmp_path / "uv.lock", rocm.replace("extra-7-my-proj-cuda", "extra-7-my-proj-gpu"))
+    assert [h[3] for h in hits] == ["the lock also holds a ROCm build of torch (`2.8.0+rocm6.4`): an extra or marker picks the build per machine"]
+
+
+def test_python_build_helpers_are_modules_that_import_build_tools_or_run_a_compiler(tmp_path):
+    from rocmlint.build.python_build import is_build_helper
+
+    def helper(path, text):
+        return is_build_helper(SourceFile(str(tmp_path / path), text, "python"))
+
+    assert helper("ops/jit.py", "from torch.utils.cpp_extension import load\n")
+    assert helper("ops/jit.py", "import torch.utils.cpp_extension as ext\n")
+    assert helper("op_builder/builder.py", "def build():\n    import setuptools\n")
+    assert helper("tools/compile.py", "import subprocess\nsubprocess.run(['nvcc', '-c', 'k.cu'])\n")
+    assert helper("aiter/jit/core.py", "from cpp_extension import _jit_compile\n")
+    assert helper("ops/gemm.py", "spec = gen_jit_spec('gemm', ['gemm.cu'], extra_cuda_cflags=['-O3'])\n")
+    assert not helper("ops/table.py", "NVCC_FLAGS = {'hopper': '-arch=sm_90'}\n")
+    assert not helper("tests/test_jit.py", "from torch.utils.cpp_extension import load\n")
+    assert not helper("ops/jit.py", "def f(:\n  import setuptools\n")
+
+
+def test_python_build_helper_flags_in_messages_docstrings_and_cuda_branches(tmp_path):
+    text = '''\
+    """Builds ops; pass -arch=sm_80 through NVCC_FLAGS."""
+    import torch
+    from torch.utils.cpp_extension import load
+
+    def flags():
+        if torch.version.cuda:
+            return ["-gencode=arch=compute_90,code=sm_90"]
+        print("default: -arch=sm_80")
+        raise RuntimeError("use -arch=sm_80")
+
+    FLAGS = ["-arch=sm_80"]
+    '''
+    hits = _hits(tmp_path / "ops" / "jit.py", text)
+    assert [(h[0], h[1], h[2]) for h in hits if h[3] is None] == [("ROCM301", 11, "-arch=sm_80")]
+    assert [(h[1], h[3]) for h in hits if h[3] is not None] == [(7, "under `if torch.version.cuda` (line 6)")]
+
+
+def test_amd_target_lists_and_a_pinned_rocm_release(tmp_path):
+    from rocmlint.config import GpuTarget
+
+    docker = 'FROM rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_2.3.0\nENV PYTORCH_ROCM_ARCH="gfx908;gfx90a"\n'
+    hits = _hits(tmp_path / "Dockerfile.rocm", docker)
+    assert [(h[0], h[3]) for h in hits] == [("ROCM302", None)]
+    source = SourceFile(str(tmp_path / "Dockerfile.rocm"), docker, "dockerfile")
+    findings, _ = check_source(source, CHECKS)
+    assert "has no gfx942 (MI300):" in findings[0].message  # gfx950 cannot be built with ROCm 6.2
+    pinned = 'ENV PYTORCH_ROCM_ARCH="gfx90a;gfx942"\n'
+    gated = _hits(tmp_path / "Dockerfile", pinned.replace("ENV", "ARG ROCM_VERSION=6.4.1\nENV"))
+    assert [h[3] for h in gated] == ["the build is pinned to ROCm 6.4.1 (line 1), which cannot build for gfx950"]
+    configured = SourceFile(str(tmp_path / "Dockerfile"), pinned, "dockerfile", target=GpuTarget((6, 3), ()))
+    findings, _ = check_source(configured, CHECKS, keep_gated=True)
+    assert [f.gate for f in findings] == ["the build is pinned to ROCm 6.3 (the configured rocm-version), which cannot build for gfx950"]
+    assert _hits(tmp_path / "Dockerfile", pinned.replace("ENV", "ARG ROCM_VERSION=7.0\nENV"))[0][3] is None
+
+
+def test_amd_target_lists_appended_to_in_the_same_file_are_not_stale(tmp_path):
+    make = "HIPFLAGS = --offload-arch=gfx90a --offload-arch=gfx942\nHIPFLAGS += --offload-arch=gfx950\nall:\n\thipcc $(HIPFLAGS) k.hip\n"
+    assert [h[3] for h in _hits(tmp_path / "Makefile", make)] == ["the file also gives `HIPFLAGS` a list with gfx950 (line 2)"]
+    script = '#!/bin/sh\nexport PYTORCH_ROCM_ARCH="gfx90a;gfx942"\nif [ "$ROCM_MAJOR" -ge 7 ]; then\n  PYTORCH_ROCM_ARCH="$PYTORCH_ROCM_ARCH;gfx950"\nfi\n'
+    assert [h[3] for h in _hits(tmp_path / "build.sh", script)] == ["the file also gives `PYTORCH_ROCM_ARCH` a list with gfx950 (line 4)"]
+    alone = _hits(tmp_path / "Makefile", make.split("\n", 1)[0] + "\n")
+    assert [(h[0], h[3]) for h in alone] == [("ROCM302", None)]
+    setup = 'archs = ["gfx90a", "gfx942"]\narchs += ["gfx950"]\ngfx_list = ["gfx908"]\n'
+    assert [(h[1], h[3]) for h in _hits(tmp_path / "setup.py", setup)] == [
+        (1, "the file also gives `archs` a list with gfx950 (line 2)"), (3, None)]

@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
+from rocmlint.build.files import join_gates, stack_of_name
 from rocmlint.findings import excerpt
 from rocmlint.matchers import Capture, Match
 
@@ -67,37 +68,115 @@ def nvidia_arch(source, matcher) -> Iterator[Match]:
 _GFX = re.compile(r"gfx[0-9a-f]{3,4}(?:-[0-9]-generic)?|gfx\d+-\d*-?generic", re.IGNORECASE)
 _OFFLOAD = re.compile(r"^-{1,2}(?:offload-arch|amdgpu-target|cuda-gpu-arch)=(\S+)$")
 _AMD_ARCH_SETTING = re.compile(r"ARCH|TARGET", re.IGNORECASE)
+# In setup.py a list of gfx names bound to `gpus`/`gfx_list` feeds `--offload-arch=` too; in
+# CMake or a script such a name is as often a list of GPUs with a feature (Composable Kernel's
+# `gpu_list_tf32`) or the one GPU a test runs on.
+_AMD_ARCH_PYTHON_NAME = re.compile(r"ARCH|TARGET|GPU|GFX", re.IGNORECASE)
+# Lists of what a project accepts or knows, not what it builds for.
+_NOT_A_BUILD_LIST = re.compile(r"SUPPORTED|ALLOWED|VALID|KNOWN|ACCEPTED", re.IGNORECASE)
 # CDNA data-center targets older than gfx950 (MI100 gfx908, MI200 gfx90a, MI300 gfx940-942):
 # a list that builds for them is meant for Instinct GPUs, and without gfx950 MI350X/MI355X get
 # no code object (ROCm 7.0 added gfx950; LLVM AMDGPU usage, processor table).
 _OLDER_CDNA = {"gfx908", "gfx90a", "gfx940", "gfx941", "gfx942"}
+_MI300 = {"gfx940", "gfx941", "gfx942"}
 _COVERS_GFX950 = {"gfx950", "gfx9-4-generic"}
+_NEWER_TARGETS = (("gfx942", "gfx942 (MI300)"), ("gfx950", "gfx950 (MI350X/MI355X)"))
+# Where a file pins the ROCm release it builds with: a ROCm base image tag (`rocm/pytorch:rocm6.2_...`,
+# `rocm/dev-ubuntu-22.04:6.1.2`), a `ROCM_VERSION=6.2` setting, a ROCm wheel index (`/whl/rocm6.2`)
+# or a `+rocm6.2` build.
+_ROCM_VERSION_SETTING = re.compile(r"^(?:ROCM|HIP)_?(?:VERSION|VER|RELEASE)$", re.IGNORECASE)
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def _rocm_pin(source) -> tuple[tuple[int, ...], str] | None:
+    """The ROCm release the build is pinned to, and where that is said: the configured
+    `rocm-version`, else the newest release the file itself pins (None when it pins none)."""
+    if source.target.rocm_version:
+        return tuple(source.target.rocm_version), "the configured rocm-version"
+    view = source.build_view
+    found: list[tuple[tuple[int, ...], int]] = []
+    for image in view.images:
+        if "rocm" in image.ref.lower():
+            tag = image.ref.rsplit(":", 1)[-1] if ":" in image.ref else ""
+            hit = re.search(r"(?:^|rocm)(\d+\.\d+(?:\.\d+)?)", tag, re.IGNORECASE)
+            if hit:
+                found.append((_release(hit.group(1)), image.start))
+    for setting in view.settings:
+        if _ROCM_VERSION_SETTING.match(setting.name):
+            hit = re.match(r"^\s*[\"']?(\d+\.\d+(?:\.\d+)?)", setting.value)
+            if hit:
+                found.append((_release(hit.group(1)), setting.start))
+    for token in view.tokens:
+        hit = re.search(r"/whl/(?:nightly/)?rocm(\d+\.\d+(?:\.\d+)?)|\+rocm(\d+\.\d+(?:\.\d+)?)", token.text)
+        if hit:
+            found.append((_release(hit.group(1) or hit.group(2)), token.start))
+    if not found:
+        return None
+    release, where = max(found)
+    line, _ = source.position(where)
+    return release, f"line {line}"
 
 
 def amd_arch_list(source, matcher) -> Iterator[Match]:
+    """Both sides of every GPU-stack test are read (target lists live on the ROCm side: the
+    check is `gated: false`), so the gates of tokens and settings are not used; the gate of a
+    match says only what this check knows: the same variable given gfx950 elsewhere in the
+    file, a pinned ROCm release that cannot build the missing targets."""
     view = source.build_view
+    pin = lru_cache(maxsize=1)(lambda: _rocm_pin(source))  # read only when a list lacks a target
     groups: dict[int, list] = {}
     for token in view.tokens:
         offload = _OFFLOAD.match(token.text)
         if offload:
             groups.setdefault(token.unit, []).append((token, _GFX.findall(offload.group(1))))
+    settings = [s for s in view.settings if (_AMD_ARCH_PYTHON_NAME if s.kind == "python" else _AMD_ARCH_SETTING).search(s.name)
+                and not _NOT_A_BUILD_LIST.search(s.name)]
     for tokens in groups.values():
         names = [n.lower() for _, found in tokens for n in found]
         first, last = tokens[0][0], tokens[-1][0]
-        yield from _stale(names, first.start, last.end, first.gate, " ".join(f"--offload-arch={n}" for n in names))
-    for setting in view.settings:
-        if not _AMD_ARCH_SETTING.search(setting.name) or "SUPPORTED" in setting.name.upper():
-            continue
+        holder = next((s for s in view.settings if s.start <= first.start < s.end or s.start < last.end <= s.end), None)
+        covered = _covered_elsewhere(source, holder, view.settings) if holder else None
+        yield from _stale(names, first.start, last.end, covered, pin,
+                          " ".join(f"--offload-arch={n}" for n in names))
+    for setting in settings:
         names = [n.lower() for n in _GFX.findall(setting.value)]
         if names:
-            yield from _stale(names, setting.start, setting.end, setting.gate, f"{setting.name}={';'.join(names)}")
+            covered = _covered_elsewhere(source, setting, settings)
+            yield from _stale(names, setting.start, setting.end, covered, pin,
+                              f"{setting.name}={';'.join(names)}")
 
 
-def _stale(names: list[str], start: int, end: int, gate, shown: str) -> Iterator[Match]:
+def _covered_elsewhere(source, setting, settings) -> str | None:
+    """Why a list is not stale though it lacks gfx950: the file also gives the same variable a
+    list with gfx950 (an append, or the branch for a newer ROCm)."""
+    for other in settings:
+        if other is setting or other.name != setting.name:
+            continue
+        if {n.lower() for n in _GFX.findall(other.value)} & _COVERS_GFX950:
+            line, _ = source.position(other.start)
+            return f"the file also gives `{setting.name}` a list with gfx950 (line {line})"
+    return None
+
+
+def _stale(names: list[str], start: int, end: int, gate, pin, shown: str) -> Iterator[Match]:
+    from rocmlint.targets import supported_in
+
     present = set(names)
     if not present & _OLDER_CDNA or present & _COVERS_GFX950:
         return
-    missing = "gfx950 (MI350X/MI355X)" if present & {"gfx940", "gfx941", "gfx942"} else "gfx942 (MI300) and gfx950 (MI350X/MI355X)"
+    wanted = [(name, label) for name, label in _NEWER_TARGETS if not (name in present or (name == "gfx942" and present & _MI300))]
+    if pin() is not None:
+        release, where = pin()
+        buildable = [(name, label) for name, label in wanted if supported_in(name, ".".join(map(str, release))) is not False]
+        if not buildable:
+            left_out = ", ".join(name for name, _ in wanted)
+            gate = gate or (f"the build is pinned to ROCm {'.'.join(map(str, release))} ({where}), "
+                            f"which cannot build for {left_out}")
+        wanted = buildable or wanted
+    missing = " and ".join(label for _, label in wanted)
     yield _match(start, end, gate, LIST=excerpt(shown, 60), MISSING=missing)
 
 
@@ -232,10 +311,31 @@ _NVIDIA_PACKAGES: list[tuple[re.Pattern, str]] = [
     (re.compile(r"^bitsandbytes-cuda\d+$"), "an old CUDA-only build of bitsandbytes"),
     (re.compile(r"^flashinfer-python$"), "FlashInfer, whose kernels are written for NVIDIA GPUs"),
     (re.compile(r"^xformers$"), "PyPI's xformers wheels are CUDA builds; ROCm builds come from the PyTorch ROCm index"),
+    # RAPIDS and others publish one wheel per CUDA major release, named for it (`cuml-cu12`).
+    (re.compile(r"^[a-z0-9][a-z0-9-]*-cu\d{2,3}$"), "a build for one CUDA release (`-cuXX` in its name)"),
 ]
-# conda packages of the CUDA toolkit (conda-forge `cuda-*`, defaults `cudatoolkit`, pytorch's
-# `pytorch-cuda` selector).
-_CONDA_CUDA = re.compile(r"^(?:cudatoolkit(?:-dev)?|pytorch-cuda|cuda-toolkit|cuda-nvcc|cuda-runtime|cuda-libraries(?:-dev)?|cudnn|nccl|cuda-cudart(?:-dev)?|cuda-version)$")
+# conda packages of NVIDIA's CUDA stack: the toolkit and its libraries as conda-forge and NVIDIA's
+# channel split them (`cuda-nvcc`, `cuda-cudart`, `libcublas`, `libnvjitlink`, the `cuda` and
+# `cuda-toolkit` metapackages, `cuda-version`), the older `cudatoolkit`, pytorch's `pytorch-cuda`
+# selector and `magma-cudaXXX`, conda-forge's CUDA metapackages `pytorch-gpu`/`tensorflow-gpu`,
+# and CUDA builds of other libraries (`faiss-gpu`).
+_CONDA_CUDA = re.compile(
+    r"^(?:cudatoolkit(?:-dev)?|pytorch-cuda|pytorch-gpu|tensorflow-gpu|faiss-gpu(?:-raft)?|magma-cuda\d+"
+    r"|cuda|cuda-[a-z0-9-]+|cudnn|nccl|cutensor|cusparselt|nvidia-[a-z0-9-]+"
+    r"|libcu(?:blas|fft|file|rand|solver|sparse|dnn|tensor)[a-z0-9-]*|libnv(?:jitlink|jpeg|rtc|toolsext|ptxcompiler|fatbin|vm)[a-z0-9-]*"
+    r"|libnpp[a-z0-9-]*)$"
+)
+# A conda build string that names CUDA: `pytorch=1.12.1=py3.9_cuda11.3_cudnn8.3.2_0`, `*cuda*`.
+_CONDA_CUDA_BUILD = re.compile(r"(?:^|[=\s*_])cuda\d*(?:[._*]|$)|\bcu\d{2,3}\b")
+# NVIDIA's conda channel (and its per-release labels), and RAPIDS' channels, which hold CUDA
+# builds only.
+_NVIDIA_CHANNEL = re.compile(r"^(?:https?://conda\.anaconda\.org/)?(?:nvidia(?:/label/[^\s/]+)?|rapidsai(?:-nightly)?)/?$")
+
+
+def nvidia_channel(name: str | None) -> bool:
+    return bool(name) and bool(_NVIDIA_CHANNEL.match(name.strip().lower()))
+
+
 _CUDA_LOCAL = re.compile(r"\+cu\d{2,3}")
 _CUDA_EXTRA = re.compile(r"^cuda\d*(?:[-_].*)?$|^cu\d{2,3}$")
 
@@ -246,8 +346,16 @@ def nvidia_package_reason(dependency) -> str | None:
     if local:
         return f"a CUDA build (`{local.group(0)}` in its version)"
     if dependency.conda:
-        if _CONDA_CUDA.match(dependency.name) or (dependency.url or "").lower() == "nvidia":
-            return "a conda package of NVIDIA's CUDA toolkit"
+        nvml, why = _NVIDIA_PACKAGES[0]
+        if nvml.match(dependency.name):
+            return why
+        if nvidia_channel(dependency.url):
+            return f"a conda package from NVIDIA's `{dependency.url}` channel"
+        if _CONDA_CUDA.match(dependency.name):
+            return "a conda package of NVIDIA's CUDA stack"
+        build = _CONDA_CUDA_BUILD.search(dependency.specifier)
+        if build:
+            return "a CUDA build (its conda build string names CUDA)"
         return None
     if dependency.name in ("jax", "jaxlib") and any(_CUDA_EXTRA.match(e) for e in dependency.extras):
         extra = next(e for e in dependency.extras if _CUDA_EXTRA.match(e))
@@ -263,6 +371,42 @@ def nvidia_packages(source, matcher) -> Iterator[Match]:
         reason = nvidia_package_reason(dependency)
         if reason:
             yield _match(dependency.start, dependency.end, dependency.gate, PACKAGE=excerpt(dependency.text, 60), WHY=reason)
+
+
+# --- ROCM313 / ROCM314: conda environments -------------------------------------------------
+
+
+def nvidia_conda_channels(source, matcher) -> Iterator[Match]:
+    for channel in source.build_view.channels:
+        if nvidia_channel(channel.name):
+            what = "RAPIDS' channel, whose packages are CUDA builds" if "rapidsai" in channel.name.lower() else \
+                "NVIDIA's channel, which holds the CUDA toolkit and CUDA libraries"
+            yield _match(channel.start, channel.end, channel.gate, CHANNEL=excerpt(channel.name, 50), WHAT=what)
+
+
+# Conda packages that mean "this environment computes on the CPU on purpose".
+_CONDA_CPU_CHOICE = {"cpuonly", "pytorch-cpu"}
+_CONDA_NOT_CUDA_BUILD = re.compile(r"cpu|rocm", re.IGNORECASE)
+
+
+def conda_pytorch(source, matcher) -> Iterator[Match]:
+    view = source.build_view
+    conda = [d for d in view.dependencies if d.conda]
+    if any(d.name in _CONDA_CPU_CHOICE for d in conda):
+        return
+    channels = [c.name for c in view.channels]
+    for dependency in conda:
+        if dependency.name != "pytorch" or nvidia_package_reason(dependency):
+            continue  # a CUDA build is ROCM306's finding
+        if _CONDA_NOT_CUDA_BUILD.search(dependency.specifier) or _CONDA_NOT_CUDA_BUILD.search(dependency.url or ""):
+            continue
+        if dependency.url:
+            where = f"the `{dependency.url}` channel"
+        elif channels:
+            where = "the channels " + ", ".join(f"`{c}`" for c in channels[:3])
+        else:
+            where = "the default channels"
+        yield _match(dependency.start, dependency.end, dependency.gate, PACKAGE=excerpt(dependency.text, 40), CHANNEL=where)
 
 
 _EXACT = re.compile(r"^===?\s*([0-9][0-9A-Za-z.!]*)$")
@@ -311,6 +455,55 @@ def cuda_indexes(source, matcher) -> Iterator[Match]:
                 continue
             seen.add(at)
             yield _match(at, at + len(hit.group(0)), gate, URL=hit.group(0))
+
+
+# --- ROCM315: CUDA builds of PyTorch in uv.lock ----------------------------------------------
+
+_PYPI = re.compile(r"^https?://(?:pypi\.org|files\.pythonhosted\.org)/")
+_UV_EXTRA = re.compile(r"extra\s*==\s*'extra-(\d+)-([^']+)'")
+# torchvision and torchaudio follow torch's index: the torch entry is the one to report.
+_FOLLOWS_TORCH = {"torchvision", "torchaudio"}
+
+
+def _locked_cuda_reason(package) -> str | None:
+    local = _CUDA_LOCAL.search(package.version)
+    if local and package.name not in _FOLLOWS_TORCH:
+        return f"a CUDA build (`{local.group(0)}`)" + (f" from `{excerpt(package.source, 50)}`" if package.source else "")
+    if package.name != "torch":
+        return None
+    if _CUDA_INDEX.match(package.source):
+        return f"from the CUDA wheel index `{excerpt(package.source, 50)}`"
+    nvidia = [name for name, _ in package.dependencies if name.startswith("nvidia-")]
+    if nvidia and (not package.source or _PYPI.match(package.source)):
+        return (f"from PyPI, whose Linux x86_64 wheels of torch are CUDA builds ({len(nvidia)} `nvidia-*` packages "
+                "are locked with it for that platform)")
+    return None
+
+
+def _cuda_extra_only(package) -> str | None:
+    """The CUDA-named extra every resolution of the package needs, when there is one."""
+    extras = set()
+    for marker in package.resolution_markers:
+        named = [m for m in _UV_EXTRA.finditer(marker) if stack_of_name(m.group(2)[int(m.group(1)) + 1:]) == "cuda"]
+        if not named:
+            return None
+        extras.update(m.group(2)[int(m.group(1)) + 1:] for m in named)
+    return ", ".join(f"`{e}`" for e in sorted(extras)) if extras else None
+
+
+def locked_cuda_builds(source, matcher) -> Iterator[Match]:
+    locked = source.build_view.locked
+    rocm = next((p for p in locked if p.name == "torch" and ("+rocm" in p.version or "rocm" in p.source.lower())), None)
+    for package in locked:
+        reason = _locked_cuda_reason(package)
+        if reason is None:
+            continue
+        gate = package.gate
+        if gate is None and rocm is not None:
+            gate = f"the lock also holds a ROCm build of torch (`{rocm.version}`): an extra or marker picks the build per machine"
+        if gate is None and (extras := _cuda_extra_only(package)):
+            gate = f"locked only for the optional extra {extras}, which is for CUDA"
+        yield _match(package.start, package.end, gate, PACKAGE=f"{package.name} {excerpt(package.version, 30)}", WHY=reason)
 
 
 # --- ROCM309: NVIDIA base images -------------------------------------------------------------

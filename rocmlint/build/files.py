@@ -4,7 +4,9 @@ Each kind of file is read with the parser made for it, never by running anything
 
 - CMake (`rocmlint.build.cmake`), Makefiles (`.makefile`), setup.py (`.setup_py`, with `ast`):
   the readers of the project model. They run the build as the ROCm build and as the CUDA
-  build, and a statement only one of them reaches is gated (`BuildFacts.gate`).
+  build, and a statement only one of them reaches is gated (`BuildFacts.gate`). setup.py and
+  the other Python modules that build extensions are turned into this shape by
+  `rocmlint.build.python_build`.
 - requirements/constraints files: pip's line format by hand (pip has no public API for it),
   each requirement parsed as PEP 508 by `packaging`.
 - pyproject.toml: `tomllib` (`tomli` before Python 3.11); lines are found by the text.
@@ -14,13 +16,16 @@ Each kind of file is read with the parser made for it, never by running anything
 - YAML (compose files, CI workflows, conda environment files): PyYAML's node tree, which keeps
   the position of every scalar.
 - `.env` files: `NAME=value` lines.
+- `uv.lock`: `tomllib` (`rocmlint.build.lockfiles`): the packages `uv sync` installs.
 
 Everything comes out as tokens (words handed to a compiler, linker or tool), settings
-(`NAME=value`), dependencies, base images and local installs, each with its position in the
-file and the reason it is gated, if it is. The file itself is gated when its name says which
-GPU stack it is for (`requirements/cuda.txt`, `Dockerfile.rocm`, `docker/cuda/Dockerfile`), or
-when it is the default file beside a ROCm one that does not include it (`Dockerfile` beside
-`Dockerfile.rocm`, `requirements.txt` beside `requirements-rocm.txt`).
+(`NAME=value`), dependencies, conda channels, base images, local installs and locked packages,
+each with its position in the file and the reason it is gated, if it is. The file itself is
+gated when its name says which GPU stack it is for (`requirements/cuda.txt`, `Dockerfile.rocm`,
+`environment-cuda.yml`, `docker/cuda/Dockerfile`), or when it is the default file beside a ROCm
+one that does not include it (`Dockerfile` beside `Dockerfile.rocm`, `requirements.txt` beside
+`requirements-rocm.txt`, `environment.yml` or `conda.yaml` beside `environment-rocm.yml` or
+`conda-rocm.yaml`).
 """
 
 from __future__ import annotations
@@ -71,6 +76,16 @@ class Dependency:
 
 
 @dataclass(frozen=True)
+class Channel:
+    """A conda channel an environment file or a `conda install -c` installs from."""
+
+    name: str
+    start: int
+    end: int
+    gate: str | None
+
+
+@dataclass(frozen=True)
 class Image:
     ref: str
     start: int
@@ -97,6 +112,8 @@ class BuildView:
     dependencies: list[Dependency] = field(default_factory=list)
     images: list[Image] = field(default_factory=list)
     installs: list[LocalInstall] = field(default_factory=list)
+    channels: list[Channel] = field(default_factory=list)
+    locked: list = field(default_factory=list)  # rocmlint.build.lockfiles.LockedPackage, for lock files
     cmake: list = field(default_factory=list)  # (Command, gate) for CMake files
     # Why the walk of the file's build was cut short (rocmlint.build.budget): its hits are
     # gated on nothing that build says, and the scan reports the file as not fully read.
@@ -113,7 +130,8 @@ class BuildView:
 
 _CUDA_VERSION_WORD = re.compile(r"(?:^|[^a-z0-9])cu\d{2,3}(?:[^0-9]|$)", re.IGNORECASE)
 _VENDOR_DIRECTORY = re.compile(r"(?:cuda|cu\d{2,3}|nvidia|rocm|hip|amd)(?:[-_.]?[\d.x]+)?", re.IGNORECASE)
-_DEFAULT_NAMES = {"Dockerfile", "Containerfile", "requirements.txt", "environment.yml", "environment.yaml"}
+_DEFAULT_NAMES = {"Dockerfile", "Containerfile", "requirements.txt", "environment.yml", "environment.yaml", "conda.yml",
+                  "conda.yaml"}
 
 
 # Platforms ROCm never runs on, or that a ROCm machine never installs for.
@@ -189,7 +207,7 @@ def _rocm_sibling(path: str) -> str | None:
         names = sorted(os.listdir(directory))
     except OSError:
         return None
-    kind = "requirements" if name.startswith("requirements") else ("environment" if name.startswith("environment") else "docker")
+    kind = next((k for k in ("requirements", "environment", "conda") if name.startswith(k)), "docker")
     for other in names:
         if other == name or stack_of_name(other) != "rocm":
             continue
@@ -490,7 +508,7 @@ def _cmake_entry(path: str) -> str:
     return entry or path
 
 
-def _within_budget(walk) -> tuple[object, str | None]:
+def within_budget(walk) -> tuple[object, str | None]:
     """(what a build reader's walk found, None) or (None, why it was cut short): None is
     unknown, no hit is gated on it, where the walk ran out of its budget or met a cap
     (rocmlint.build.budget) or raised on input it cannot read (said elsewhere: why is None).
@@ -529,7 +547,7 @@ def _cmake_walk(entry: str, path: str, text: str) -> tuple[object, str | None]:
             return text
         return files.opened_text(name)
 
-    walked = _within_budget(lambda budget: read_cmake(os.path.dirname(entry), [entry], read, None, budget))
+    walked = within_budget(lambda budget: read_cmake(os.path.dirname(entry), [entry], read, None, budget))
     if len(_CMAKE_WALKS) > 64:
         _CMAKE_WALKS.clear()
     _CMAKE_WALKS[key] = walked
@@ -556,7 +574,7 @@ def makefile_view(view: BuildView, source) -> None:
     from rocmlint.build.makefile import read_makefile
 
     path = os.path.abspath(source.path)
-    facts, view.not_fully_read = _within_budget(lambda budget: read_makefile(path, os.path.dirname(path), source.text, None, budget))
+    facts, view.not_fully_read = within_budget(lambda budget: read_makefile(path, os.path.dirname(path), source.text, None, budget))
     logical_start = 1
     continued = False
     vendored = vendored_reason(path)
@@ -574,138 +592,6 @@ def makefile_view(view: BuildView, source) -> None:
         if assignment and assignment.group(2).strip():
             value = assignment.group(2).rstrip("\\ ")
             view.settings.append(Setting(assignment.group(1), value, base + assignment.start(2), base + assignment.start(2) + len(value), gate, "make"))
-
-
-# --- setup.py ------------------------------------------------------------------------------
-
-
-def setup_py_view(view: BuildView, source) -> None:
-    from rocmlint.build import BuildFacts
-    from rocmlint.build.setup_py import read_setup_py
-
-    try:
-        tree = source.python_tree
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return
-    path = os.path.abspath(source.path)
-    facts, view.not_fully_read = _within_budget(lambda budget: read_setup_py(path, os.path.dirname(path), source.text, None, budget))
-    facts = facts or BuildFacts()
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    units: dict[int, int] = {}
-    vendored = vendored_reason(path)
-    dependency_strings = _setup_dependency_strings(tree)
-    libraries = {
-        id(element)
-        for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "libraries"
-        for element in ast.walk(node.value) if isinstance(element, ast.Constant)
-    }
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or node.end_lineno is None:
-            continue
-        parent = parents.get(id(node))
-        if isinstance(parent, ast.JoinedStr):
-            continue  # part of an f-string: computed, not written out
-        gate = join_gates(facts.gate((path, node.lineno, node.col_offset)), vendored)
-        start, end = _python_span(source, node)
-        if id(node) in dependency_strings:
-            extra = dependency_strings[id(node)]
-            dependency = parse_dependency(node.value, start, end, join_gates(gate, extra_gate(extra) if extra else None))
-            if dependency:
-                view.dependencies.append(dependency)
-            continue
-        group = parent if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) else node
-        if id(group) not in units:
-            units[id(group)] = view.next_unit()
-        if id(node) in libraries:
-            # `libraries=["cublas"]` is linked as -lcublas.
-            view.tokens.append(Token("-l" + node.value, start, end, gate, units[id(group)]))
-            continue
-        plain = source.text[start:end] == node.value
-        for word in re.finditer(r"\S+", node.value):
-            span = (start + word.start(), start + word.end()) if plain else (start, end)
-            view.tokens.append(Token(word.group(0), span[0], span[1], gate, units[id(group)]))
-    for node in ast.walk(tree):
-        setting = _environ_setting(node)
-        if setting:
-            name, value_node = setting
-            start, end = _python_span(source, value_node)
-            gate = facts.gate((path, value_node.lineno, value_node.col_offset))
-            view.settings.append(Setting(name, value_node.value, start, end, gate, "env"))
-
-
-def _python_span(source, node: ast.Constant) -> tuple[int, int]:
-    """The span of a string literal's value where it is written out plainly, else the literal's."""
-    start = source.offset(node.lineno, source.byte_col_to_char(node.lineno, node.col_offset))
-    end = source.offset(node.end_lineno, source.byte_col_to_char(node.end_lineno, node.end_col_offset))
-    raw = source.text[start:end]
-    inner = raw.find(node.value) if node.value and "\n" not in raw else -1
-    if inner >= 0:
-        return start + inner, start + inner + len(node.value)
-    return start, end
-
-
-def _environ_setting(node: ast.AST):
-    """`os.environ["X"] = "v"` and `os.environ.setdefault("X", "v")`: (X, the value node)."""
-    if isinstance(node, ast.Assign) and len(node.targets) == 1:
-        target = node.targets[0]
-        if (isinstance(target, ast.Subscript) and _is_environ(target.value) and isinstance(target.slice, ast.Constant)
-                and isinstance(target.slice.value, str) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-            return target.slice.value, node.value
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setdefault"
-            and _is_environ(node.func.value) and len(node.args) == 2
-            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)):
-        return node.args[0].value, node.args[1]
-    return None
-
-
-def _is_environ(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (isinstance(node, ast.Name) and node.id == "environ")
-
-
-def _setup_dependency_strings(tree: ast.Module) -> dict[int, str | None]:
-    """The string nodes that are requirements of `setup(install_requires=..., extras_require=...)`
-    (followed through module-level names): node id -> the extra it belongs to, or None."""
-    assigned: dict[str, ast.AST] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            assigned[node.targets[0].id] = node.value
-    found: dict[int, str | None] = {}
-
-    def strings(node: ast.AST | None, extra: str | None, depth: int = 0) -> None:
-        if node is None or depth > 3:
-            return
-        if isinstance(node, ast.Name) and node.id in assigned:
-            strings(assigned[node.id], extra, depth + 1)
-        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            for element in node.elts:
-                strings(element, extra, depth)
-        elif isinstance(node, ast.BinOp):
-            strings(node.left, extra, depth)
-            strings(node.right, extra, depth)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found[id(node)] = extra
-
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if name != "setup":
-            continue
-        for keyword in node.keywords:
-            if keyword.arg in ("install_requires", "setup_requires"):
-                strings(keyword.value, None)
-            elif keyword.arg == "extras_require":
-                value = keyword.value
-                if isinstance(value, ast.Name) and value.id in assigned:
-                    value = assigned[value.id]
-                if isinstance(value, ast.Dict):
-                    for key, item in zip(value.keys, value.values):
-                        extra = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
-                        strings(item, extra)
-    return found
 
 
 # --- shell, Dockerfiles, YAML, .env ----------------------------------------------------------
@@ -733,6 +619,7 @@ def shell_code(view: BuildView, shell_text: str, base_gate: str | None, path: st
         for name, value in command.assignments:
             view.settings.append(Setting(name, value.text, value.start, value.end, gate, "env"))
         _pip_install(view, command, gate, path)
+        _conda_install(view, command, gate)
     for assignment in script.assignments:
         gate = join_gates(base_gate, gate_of(assignment.start) if gate_of else None, assignment.gate)
         view.settings.append(Setting(assignment.name, assignment.value.text, assignment.value.start, assignment.value.end, gate, "env"))
@@ -777,6 +664,63 @@ def _pip_install(view: BuildView, command, gate: str | None, path: str) -> None:
             dependency = parse_dependency(text, word.start, word.end, gate)
             if dependency:
                 view.dependencies.append(dependency)
+        index += 1
+
+
+# A conda match spec: `[channel::]name[ version[ build]]`, the version and build also written
+# `name=1.2=build` or `name>=1.2`. The channel may be a label or a URL
+# (`nvidia/label/cuda-12.1.0::cuda`, `https://conda.anaconda.org/nvidia::cuda-nvcc`).
+_CONDA_SPEC = re.compile(r"^(?:(\S+?)::)?([A-Za-z0-9_.-]+)\s*(.*)$")
+
+
+def parse_conda_spec(spec: str) -> tuple[str | None, str, str] | None:
+    """(channel or None, name, the rest: version and build) of a conda match spec."""
+    match = _CONDA_SPEC.match(spec.strip())
+    if not match:
+        return None
+    return match.group(1), match.group(2), match.group(3).strip()
+
+
+_CONDA_PROGRAMS = {"conda", "mamba", "micromamba"}
+# Options of `conda install`/`conda create` that take a value (the value is not a package).
+_CONDA_OPTION_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "-f", "--file", "--repodata-fn", "--experimental",
+                            "--solver", "--platform", "--subdir", "--channel-priority", "--clone", "--root-prefix",
+                            "-r", "--rc-file"}
+_CONDA_CHANNEL_OPTIONS = {"-c", "--channel"}
+
+
+def _conda_install(view: BuildView, command, gate: str | None) -> None:
+    """`conda install` / `conda create` / `mamba install` / `micromamba create`: the packages
+    (as conda dependencies) and the `-c` channels they come from."""
+    from packaging.utils import canonicalize_name
+
+    if os.path.basename(command.name) not in _CONDA_PROGRAMS:
+        return
+    words = list(command.words)
+    if not words or words[0].text not in ("install", "create"):
+        return
+    index = 1
+    while index < len(words):
+        word = words[index]
+        text = word.text
+        if text in _CONDA_CHANNEL_OPTIONS and index + 1 < len(words):
+            channel = words[index + 1]
+            view.channels.append(Channel(channel.text, channel.start, channel.end, gate))
+            index += 2
+            continue
+        if text.startswith(("--channel=", "-c=")):
+            value = text.split("=", 1)[1]
+            view.channels.append(Channel(value, word.end - len(value), word.end, gate))
+        elif text in _CONDA_OPTION_WITH_VALUE:
+            index += 2
+            continue
+        elif not text.startswith("-") and "$" not in text:
+            spec = parse_conda_spec(text)
+            if spec is not None:
+                channel, name, specifier = spec
+                view.dependencies.append(
+                    Dependency(text, canonicalize_name(name), specifier, frozenset(), channel, word.start, word.end, gate, conda=True)
+                )
         index += 1
 
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 
 from rocmlint.build.files import (
-    BuildView, Dependency, Image, Setting, Token, blank_outside, join_gates, shell_code, parse_dependency, stack_of_name,
+    BuildView, Channel, Dependency, Image, Setting, Token, blank_outside, join_gates, parse_conda_spec, parse_dependency,
+    shell_code, stack_of_name,
 )
 from rocmlint.build.shell import names_stack
 
@@ -35,7 +36,6 @@ _NVIDIA_MACHINE = re.compile(
     r"(?i)(?<![a-z0-9])(nvidia|cuda|h100|h200|h20|gh200|a100|a10g?|a6000|l4|l40s?|b100|b200|gb200|b300|t4|v100|rtx\d*)(?![a-z0-9])"
 )
 _AMD_MACHINE = re.compile(r"(?i)amd|rocm|(?<![a-z])mi\d{3}|gfx\d")
-_CONDA_SPEC = re.compile(r"^(?:([A-Za-z0-9_.-]+)::)?([A-Za-z0-9_.-]+)\s*(.*)$")
 
 
 def read_yaml(view: BuildView, source, file_gate: str | None) -> None:
@@ -159,6 +159,12 @@ class _Reader:
         if conda and depth == 0 and lower == "dependencies" and isinstance(value, yaml.SequenceNode):
             self.conda_dependencies(value, gate)
             return
+        if conda and depth == 0 and lower == "channels" and isinstance(value, yaml.SequenceNode):
+            for item in value.value:
+                if isinstance(item, yaml.ScalarNode):
+                    start, end = self.span(item)
+                    self.view.channels.append(Channel(str(item.value).strip(), start, end, gate))
+            return
         if isinstance(value, yaml.MappingNode) and "nvidia.com/gpu" in lower:
             r = key_node.start_mark.index, key_node.end_mark.index
             self.view.tokens.append(Token(name, r[0], r[1], gate, self.view.next_unit()))
@@ -187,13 +193,13 @@ class _Reader:
         for item in node.value:
             if isinstance(item, yaml.ScalarNode):
                 spec = str(item.value).strip()
-                match = _CONDA_SPEC.match(spec)
-                if not match:
+                parsed = parse_conda_spec(spec)
+                if parsed is None:
                     continue
+                channel, name, rest = parsed
                 start, end = self.span(item)
                 self.view.dependencies.append(
-                    Dependency(spec, canonicalize_name(match.group(2)), match.group(3).strip(), frozenset(), match.group(1),
-                               start, end, gate, conda=True)
+                    Dependency(spec, canonicalize_name(name), rest, frozenset(), channel, start, end, gate, conda=True)
                 )
             elif isinstance(item, yaml.MappingNode):
                 for key_node, value in item.value:

@@ -17,7 +17,7 @@ from typing import Any
 
 from rocmlint import __version__
 
-LANGUAGES = ("python", "cpp", "cmake", "make", "dockerfile", "shell", "requirements", "pyproject", "yaml", "dotenv")
+LANGUAGES = ("python", "cpp", "cmake", "make", "dockerfile", "shell", "requirements", "pyproject", "yaml", "dotenv", "uvlock")
 SEVERITIES = ("error", "warning", "note")
 PRECISIONS = ("very-high", "high", "medium", "low")
 SAFETIES = ("safe", "unsafe")
@@ -96,6 +96,7 @@ SCHEMA = {
     "tags": ("str-list", True),
     "markers": ("str-list", True),
     "python-file-names": ("str-list", False),
+    "python-build-helpers": (bool, False),
     "message": (str, True),
     "description": (str, True),
     "rationale": (str, True),
@@ -312,6 +313,9 @@ class Check:
     # read only setup.py: without this, every `.py` file holding a marker such as "torch"
     # would be parsed for them and then yield nothing.
     python_file_names: tuple[str, ...] = ()
+    # Also the Python modules that build native code besides setup.py (rocmlint.build.view:
+    # they import torch.utils.cpp_extension, setuptools, ... or run nvcc/hipcc).
+    python_build_helpers: bool = False
 
     @property
     def preview_kinds(self) -> frozenset[str]:
@@ -340,7 +344,9 @@ class Check:
         """Whether the check looks at a file of this language and path at all."""
         if language not in self.languages:
             return False
-        return language != "python" or not self.python_file_names or os.path.basename(path) in self.python_file_names
+        if language != "python" or not self.python_file_names or os.path.basename(path) in self.python_file_names:
+            return True
+        return self.python_build_helpers
 
 
 def parse_check(data: Any, source: str, validate: bool = True) -> Check:
@@ -354,8 +360,9 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         raise CheckFileError(f"{source}: name must be lower-case words joined by '-', got {data['name']!r}")
     if "\n" in data["message"].strip():
         raise CheckFileError(f"{source}: message must be one line")
-    if "python-file-names" in data and "python" not in data["languages"]:
-        raise CheckFileError(f"{source}: python-file-names is only for a check whose languages include python")
+    for key in ("python-file-names", "python-build-helpers"):
+        if key in data and "python" not in data["languages"]:
+            raise CheckFileError(f"{source}: {key} is only for a check whose languages include python")
     match = data["match"]
     if len(match) != 1 or next(iter(match)) not in MATCHER_KINDS:
         raise CheckFileError(
@@ -393,6 +400,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         breaks_nvidia=data.get("breaks-nvidia", False),
         project_macro_gate=tuple(data.get("project-macro-gate", ())),
         python_file_names=tuple(data.get("python-file-names", ())),
+        python_build_helpers=data.get("python-build-helpers", False),
         measured=measured,
         target=target,
         fix=FixIt(

@@ -39,6 +39,7 @@ _BY_NAME = {
     "Containerfile": "dockerfile",
     "pyproject.toml": "pyproject",
     ".env": "dotenv",
+    "uv.lock": "uvlock",
 }
 _BY_GLOB = (
     ("requirements*.txt", "requirements"),

@@ -80,6 +80,8 @@ def line_with_noqa(language: str | None, lines: list[str], number: int, codes: l
     line = lines[number - 1]
     if language == "dotenv":
         return None, ".env files keep `# ...` in the value for docker --env-file"
+    if language == "uvlock":
+        return None, "uv.lock is rewritten by `uv lock`, which drops comments"
     if line.rstrip().endswith("\\"):
         return None, "the line continues on the next one (backslash)"
     if language == "dockerfile" and not _dockerfile_run_line(lines, number - 1):

@@ -24,21 +24,19 @@ __all__ = [
     "apply_inductor_rocm_defaults",
 ]
 
-# Allocator settings are read once, at the first GPU allocation.  Who reads
-# which variable (torch 2.13's c10/core/AllocatorConfig.h and
-# c10/cuda/CUDAAllocatorConfig.h; PITFALLS section 4):
-#   torch >= 2.9, device-generic keys (max_split_size_mb, expandable_segments,
-#       garbage_collection_threshold, roundup_power2_divisions, ...):
-#       PYTORCH_ALLOC_CONF, else PYTORCH_CUDA_ALLOC_CONF.  No ROCm branch: the
-#       keys are read on ROCm builds too.
-#   torch >= 2.9, CUDA/HIP-only keys (backend, release_lock_on_cudamalloc,
-#       pinned_use_cuda_host_register, ...): PYTORCH_CUDA_ALLOC_CONF, else
-#       PYTORCH_HIP_ALLOC_CONF on ROCm builds, else PYTORCH_ALLOC_CONF.
-#   torch < 2.9: PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF on ROCm.
-#   torch 2.9.1 ignored PYTORCH_ALLOC_CONF for expandable_segments
+# Allocator settings are read once, at the first GPU allocation.  PyTorch reads
+# one variable, the first that is set, and ignores the others:
+#   torch 2.13: PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF, else
+#       PYTORCH_ALLOC_CONF, on every build (c10/core/AllocatorConfig.cpp for the
+#       device-generic keys, c10/cuda/CUDAAllocatorConfig.h for the CUDA/HIP-only
+#       ones; measured on the installed 2.13.0 with
+#       torch._C._accelerator_getAllocatorSettings()).
+#   torch 2.9: PYTORCH_ALLOC_CONF first, then the other two with a deprecation
+#       warning; 2.9.1 ignored PYTORCH_ALLOC_CONF for expandable_segments
 #       (pytorch/pytorch#183387).
-# So PYTORCH_CUDA_ALLOC_CONF is read on every version by every reader, first
-# or as the fallback: the settings always go there, and also to every other
+#   torch < 2.9: PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF on ROCm.
+# So PYTORCH_CUDA_ALLOC_CONF is read on every version, first or right after
+# PYTORCH_ALLOC_CONF: the settings always go there, and also to every other
 # variable that is already set (so that whichever one a reader takes, it says
 # the same).
 _ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
@@ -78,7 +76,7 @@ def configure_allocator(
 
     What it writes, on every platform: the settings already present (merged
     from ``PYTORCH_ALLOC_CONF``, ``PYTORCH_CUDA_ALLOC_CONF`` and, on ROCm,
-    ``PYTORCH_HIP_ALLOC_CONF``, in the order torch >= 2.9 reads them) plus the
+    ``PYTORCH_HIP_ALLOC_CONF``, in the order torch 2.9 reads them) plus the
     ones passed, into ``PYTORCH_CUDA_ALLOC_CONF`` (read by every version, on
     2.9.1 the only one read for ``expandable_segments``) and into each of the
     others that is already set.  ``max_split_size_mb`` is written as given on
