@@ -179,12 +179,44 @@ def target_gate(check: Check, target) -> tuple[str | None, str | None]:
     return None, ", ".join(affected)
 
 
+def text_test(check: Check):
+    """The check's test of a Python file's text (rocmlint.python.prefilter), or None where its
+    markers are its only test."""
+    if "python" not in check.languages:
+        return None
+    from rocmlint.python import prefilter
+
+    if check.matcher_kind == "python":
+        return prefilter.text_test(check.matcher_spec)
+    if check.matcher_kind == "function":
+        return prefilter.function_test(check.matcher_spec.get("function"))
+    return None
+
+
+_text_test_for = lru_cache(maxsize=None)(text_test)
+
+
 def relevant_checks(source: SourceFile, checks: Iterable[Check]) -> list[Check]:
-    """The checks that read the file with a marker in its text: the others cannot match. A
-    Python module a build check reads only as a build helper must also look like one in its
-    text (rocmlint.build.python_build): most modules do not, and are then never parsed for it."""
-    relevant = [c for c in checks if c.reads(source.language, source.path) and any(m in source.text for m in c.markers)]
-    if source.language == "python" and any(c.python_build_helpers for c in relevant):
+    """The checks that can match the file: they read it, a marker of theirs is in its text,
+    and, for a Python file, their text test finds what they match spelled in it (see
+    rocmlint.python.prefilter). The others are not run, and a file no check can match is not
+    parsed. A Python module a build check reads only as a build helper must also look like
+    one in its text (rocmlint.build.python_build): most modules do not, and are then never
+    parsed for it."""
+    if source.language != "python":
+        return [c for c in checks if c.reads(source.language, source.path) and any(m in source.text for m in c.markers)]
+    from rocmlint.python.prefilter import PythonText
+
+    # One reader of the text for the markers and the tests: each word is looked for once.
+    text = PythonText(source.text)
+    relevant = []
+    for check in checks:
+        if not check.reads("python", source.path) or not any(text.has_marker(m) for m in check.markers):
+            continue
+        test = _text_test_for(check)
+        if test is None or test(text):
+            relevant.append(check)
+    if any(c.python_build_helpers for c in relevant):
         from rocmlint.build.python_build import may_be_build_helper
 
         if not may_be_build_helper(source.path, source.text):

@@ -111,7 +111,13 @@ def _unanalysable_is_reported(path: Path, data: bytes, name: str, problems) -> N
     except UnicodeDecodeError:
         assert problems, "a file that is not UTF-8 is reported"
         return
-    if name.endswith(".py") and any(m in text for c in CHECKS if c.reads("python", name) for m in c.markers):
+    # A Python file is parsed when a check can match it (its markers and its text test:
+    # rocmlint.python.prefilter); then one that does not parse is reported.
+    from rocmlint.engine import relevant_checks
+    from rocmlint.source import SourceFile
+
+    normalised = text.replace("\r\n", "\n").replace("\r", "\n")
+    if name.endswith(".py") and relevant_checks(SourceFile(name, normalised, "python"), CHECKS):
         try:
             ast.parse(text.replace("\r\n", "\n").replace("\r", "\n"))
         except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -182,6 +182,7 @@ class PythonIndex:
         self._settings: list[Write] | None = None
         self._envs: list[Write] | None = None
         self._caller_gates: dict[tuple[int, bool], str | None] = {}
+        self._names: dict[str, list[ast.Name]] | None = None
 
     @property
     def predicates(self):
@@ -234,7 +235,7 @@ class PythonIndex:
         script = self.path is not None and os.path.basename(self.path) == "setup.py"
         reason = None
         if private or script:
-            uses = [n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == function.name]
+            uses = self._name_uses().get(function.name, [])
             calls = [n for n in uses if isinstance(self.parents.get(id(n)), ast.Call) and self.parents[id(n)].func is n]
             if calls and len(calls) == len(uses):
                 gates = [self.gate(self.parents[id(n)], by_module_name=by_module_name) for n in calls]
@@ -246,6 +247,17 @@ class PythonIndex:
                     )
         self._caller_gates[key] = reason
         return reason
+
+    def _name_uses(self) -> dict[str, list[ast.Name]]:
+        """Every `ast.Name` of the module by its name, in `ast.walk`'s order: one walk for all
+        the functions whose callers are asked about."""
+        if self._names is None:
+            names: dict[str, list[ast.Name]] = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Name):
+                    names.setdefault(node.id, []).append(node)
+            self._names = names
+        return self._names
 
     def is_platform_test(self, test: ast.AST) -> bool:
         from rocmlint.python.gates import is_platform_test

@@ -231,7 +231,8 @@ def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
 
 # --- ROCM105 / ROCM106: NVIDIA tools run as subprocesses ------------------------------------
 
-_RUNNERS = ("subprocess.run", "subprocess.check_output", "subprocess.check_call", "subprocess.call",
+# What runs a program (and shutil.which, which finds one); rocmlint.python.prefilter reads it too.
+TOOL_RUNNERS = ("subprocess.run", "subprocess.check_output", "subprocess.check_call", "subprocess.call",
             "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system", "os.popen",
             "shutil.which", "os.execvp", "os.spawnlp")
 
@@ -265,7 +266,7 @@ def _tool_calls(source, tool: re.Pattern, presence_test_handles: bool) -> Iterat
     index = source.python_index
     for call in index.calls:
         name = index.qualified_name(call.func) or ""
-        if name not in _RUNNERS or not call.args:
+        if name not in TOOL_RUNNERS or not call.args:
             continue
         for word, node in _command_words(index, call.args[0]):
             first = word.split()[0] if word.split() else ""
