@@ -34,8 +34,29 @@ def _ids(values: list[str] | None) -> list[str] | None:
 OUTPUT_FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit", "concise", "full", "json-lines", "rdjson", "pylint", "azure")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, given the terminal's width as `shutil.get_terminal_size` finds
+    it: argparse asks `shutil` itself, whose import (bz2, lzma and more) every scan would pay for,
+    as argparse makes a formatter for each option it is given."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        if width is None:
+            try:
+                columns = int(os.environ["COLUMNS"])
+            except (KeyError, ValueError):
+                columns = 0
+            if columns <= 0:
+                try:
+                    columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+                except (AttributeError, ValueError, OSError):
+                    columns = 80
+            width = (columns if columns > 0 else 80) - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
+        formatter_class=_HelpFormatter,
         prog="rocmlint",
         allow_abbrev=False,
         description="Find the code that breaks or slows down when a CUDA/NVIDIA project moves to AMD GPUs (ROCm/HIP).",
@@ -46,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
 
     scan = commands.add_parser(
         "scan",
+        formatter_class=_HelpFormatter,
         aliases=["check"],
         allow_abbrev=False,
         help="scan files and directories (`check` is the same command)",
@@ -146,11 +168,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_workflow_options(scan)
 
-    rules = commands.add_parser("rules", allow_abbrev=False, help="list every check", description="List every check rocmlint has.")
+    rules = commands.add_parser("rules", formatter_class=_HelpFormatter, allow_abbrev=False, help="list every check", description="List every check rocmlint has.")
     rules.add_argument("--format", choices=("text", "markdown", "json"), default="text")
 
     explain = commands.add_parser(
         "explain",
+        formatter_class=_HelpFormatter,
         allow_abbrev=False,
         help="show a check's documentation and fix-it",
         description="Show a check's documentation and fix-it, or with `gates` what rocmlint leaves alone and why "
@@ -163,6 +186,7 @@ def _parser() -> argparse.ArgumentParser:
 
     server = commands.add_parser(
         "server",
+        formatter_class=_HelpFormatter,
         allow_abbrev=False,
         help="run the language server on standard input and output (needs rocmlint[server])",
         description="A Language Server Protocol server over stdio for every file rocmlint reads: diagnostics as you "
@@ -192,6 +216,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands.add_parser(
         "doctor",
+        formatter_class=_HelpFormatter,
         allow_abbrev=False,
         help="report this machine's GPU stack and runtime hazards (needs rocmlint[runtime] for GPU details)",
         add_help=False,
@@ -734,6 +759,7 @@ def _without_baselined(args, result, paths, checks):
 def _add_report_parser(commands) -> None:
     report = commands.add_parser(
         "report",
+        formatter_class=_HelpFormatter,
         allow_abbrev=False,
         help="write a porting report: one HTML page of where the work is (and a Markdown summary)",
         description="Scan as `rocmlint scan` does and write one self-contained HTML page: findings by folder, owner "
@@ -763,7 +789,7 @@ _NOT_FOR_REPORT = ("format", "fix", "unsafe_fixes", "diff", "add_noqa", "write_b
 
 def _report_arguments(parser, argv: list[str]):
     """`report`'s own options, then every scan option (the same parser `scan` uses) for the rest."""
-    own = argparse.ArgumentParser(prog="rocmlint report", allow_abbrev=False, add_help=False)
+    own = argparse.ArgumentParser(formatter_class=_HelpFormatter, prog="rocmlint report", allow_abbrev=False, add_help=False)
     _report_options(own, with_paths=False)
     own.add_argument("-h", "--help", action="store_true")
     # Paths are left to the scan parser, where they may stand before, after or between options.
@@ -948,7 +974,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    from rocmlint.report.baseline import BaselineError
     from rocmlint.catalog.loader import CheckFileError
     from rocmlint.config import ConfigError
     from rocmlint.engine import SelectionError
@@ -968,12 +993,18 @@ def main(argv: list[str] | None = None) -> int:
             from rocmlint.server import main as server_main
 
             return server_main(use_cache=not args.no_cache)
-    except (UsageError, ConfigError, SelectionError, CheckFileError, BaselineError) as exc:
+    except (UsageError, ConfigError, SelectionError, CheckFileError) as exc:
         print(f"rocmlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
         return EXIT_CLEAN
     except Exception as exc:  # the last guard: a bug must not look like "no findings"
+        # A baseline that cannot be read is a usage error; its module is imported only by
+        # scans that read or write one, so a scan that has not imported it raised no such error.
+        baseline = sys.modules.get("rocmlint.report.baseline")
+        if baseline is not None and isinstance(exc, baseline.BaselineError):
+            print(f"rocmlint: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
         import traceback
 
         traceback.print_exc()

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from rocmlint.records import field, record
 from functools import lru_cache
 from pathlib import Path
 
@@ -43,7 +43,7 @@ class ConfigError(ValueError):
     """The configuration is wrong; the message names the file and the key."""
 
 
-@dataclass(frozen=True)
+@record
 class GpuTarget:
     """The ROCm release and AMD GPUs a port targets; empty: any current release and GPU."""
 
@@ -55,7 +55,7 @@ class GpuTarget:
         return self.rocm_version is not None or bool(self.archs)
 
 
-@dataclass(frozen=True)
+@record
 class Config:
     path: Path | None = None  # the file it came from, if any
     select: tuple[str, ...] | None = None
@@ -339,7 +339,7 @@ def parse_override(text: str) -> tuple[str, object]:
 def with_overrides(config: Config, overrides: tuple[tuple[str, object], ...]) -> Config:
     """`config` with the --config KEY=VALUE values in place of the file's, in the order given;
     `extend-exclude` adds to the patterns left out, `exclude` replaces them."""
-    from dataclasses import replace
+    from rocmlint.records import replace
 
     for key, value in overrides:
         if key == "extend-exclude":

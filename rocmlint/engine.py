@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from dataclasses import dataclass
+from rocmlint.records import record
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
@@ -460,7 +460,7 @@ def _check_batch(batch: list[Target], max_file_size: int, collect_directives: bo
 def apply_preview(findings: list[Finding], checks: Sequence[Check]) -> list[Finding]:
     """Hits of checks in preview on the kind of project their file belongs to, gated with
     that reason (see preview_gate)."""
-    from dataclasses import replace as replaced
+    from rocmlint.records import replace as replaced
 
     by_id = {c.id: c for c in checks if c.preview_kinds}
     if not by_id:
@@ -473,7 +473,7 @@ def apply_preview(findings: list[Finding], checks: Sequence[Check]) -> list[Find
     return kept
 
 
-@dataclass
+@record(mutable=True)
 class ScanRequest:
     paths: list[Path]
     checks: list[Check]

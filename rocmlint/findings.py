@@ -10,12 +10,12 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass, field
+from rocmlint.records import field, record
 
 SEVERITIES = ("error", "warning", "note")
 
 
-@dataclass(frozen=True)
+@record
 class Edit:
     """Replace text[start:end] (code-point offsets into the file) with `replacement`.
 
@@ -31,14 +31,14 @@ class Edit:
     end_col: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class Fix:
     title: str
     safety: str  # "safe" or "unsafe"
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     path: str  # as the user gave it or as discovered, with "/" separators
     check_id: str
@@ -120,7 +120,7 @@ def line_columns(line_text: str) -> LineColumns:
     return LineColumns(line_text)
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     """A file that could not be scanned, and why. It is reported, never fatal."""
 
@@ -131,7 +131,7 @@ class Problem:
     internal: bool = False
 
 
-@dataclass
+@record(mutable=True)
 class ScanResult:
     findings: list[Finding] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)

@@ -28,7 +28,7 @@ ERROR_CODE = "ROCM000"
 
 @lru_cache(maxsize=64)
 def _python_checks(config, extra_ignore: tuple[str, ...]):
-    from dataclasses import replace
+    from rocmlint.records import replace
 
     from rocmlint.settings import checks_for
 

@@ -10,7 +10,7 @@ paths on the command line.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from rocmlint.records import record, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,7 +19,7 @@ from rocmlint.config import Config, GpuTarget, config_for_file, load_config_file
 from rocmlint.findings import Finding, Problem, ScanResult
 
 
-@dataclass(frozen=True)
+@record
 class CommandLine:
     """Settings given on the command line; None: keep what the configuration says."""
 

@@ -5,7 +5,7 @@ they run on projects of that kind only with --preview or `preview = true`, as in
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from rocmlint.records import replace
 
 import pytest
 

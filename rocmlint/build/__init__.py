@@ -10,7 +10,7 @@ the same parsers.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from rocmlint.records import field, record
 
 from rocmlint.build.worlds import CUDA, ROCM, WORLDS
 from rocmlint.platforms import names_cuda, names_rocm
@@ -27,7 +27,7 @@ def is_source_path(path: str) -> bool:
     return os.path.splitext(path)[1].lower() in SOURCE_SUFFIXES
 
 
-@dataclass(frozen=True)
+@record
 class Origin:
     """Where a build file names a source or a macro, and the condition it sits under."""
 
@@ -44,7 +44,7 @@ class Origin:
         return where
 
 
-@dataclass(frozen=True)
+@record
 class Item:
     """One string a build file's value may hold (a list element, a path), and where it was written."""
 
@@ -52,7 +52,7 @@ class Item:
     origin: Origin
 
 
-@dataclass
+@record(mutable=True)
 class BuildFacts:
     """What the build files read so far say, per vendor build (ROCM / CUDA)."""
 

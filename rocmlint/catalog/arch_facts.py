@@ -11,7 +11,7 @@ runtime); gfx names the table does not list are read from the name's generation.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from rocmlint.records import record
 
 _ROCM_RELEASE = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
@@ -27,7 +27,7 @@ def parse_rocm_release(value: object, where: str) -> tuple[int, ...]:
 _GFX = re.compile(r"^gfx(?P<major>\d{1,2})(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])$")
 
 
-@dataclass(frozen=True)
+@record
 class ArchFacts:
     name: str
     family: str  # "gcn", "cdna" (wave64 data-centre GPUs) or "rdna" (wave32 by default)

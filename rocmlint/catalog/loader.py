@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from rocmlint.records import field, record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -200,7 +200,7 @@ def _validate_value(item: Any, kind: Any, path: str, source: str) -> None:
 # --- the loaded form ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class InvalidExample:
     code: str
     lines: tuple[int, ...]
@@ -209,14 +209,14 @@ class InvalidExample:
     note: str | None
 
 
-@dataclass(frozen=True)
+@record
 class ValidExample:
     code: str
     file: str | None
     note: str | None
 
 
-@dataclass(frozen=True)
+@record
 class Rewrite:
     capture: str | None  # the capture whose text is replaced; None = the whole match
     template: str
@@ -225,14 +225,14 @@ class Rewrite:
     rocm_from: tuple[int, ...] | None = None
 
 
-@dataclass(frozen=True)
+@record
 class OlderRocmFix:
     before: tuple[int, ...]
     title: str
     snippet: str
 
 
-@dataclass(frozen=True)
+@record
 class FixIt:
     title: str
     snippet: str
@@ -247,7 +247,7 @@ class FixIt:
         return self.title, self.snippet
 
 
-@dataclass(frozen=True)
+@record
 class TargetSpec:
     """How a check's truth depends on the configured target (`[tool.rocmlint] arch`,
     `rocm-version`): it holds on GPUs whose `fact` (rocmlint.catalog.arch_facts) is one of `affected`,
@@ -261,7 +261,7 @@ class TargetSpec:
     rocm_before: tuple[int, ...] | None
 
 
-@dataclass(frozen=True)
+@record
 class Check:
     id: str
     name: str

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+from rocmlint.records import field, record
 
 from rocmlint.platforms import names_cuda, names_platform, names_rocm
 
@@ -47,7 +47,7 @@ NVIDIA_COMPILER_ONLY = re.compile(
 CUDA_TOOLKIT_VERSION = re.compile(r"^(CUDA_VERSION|CUDART_VERSION|__CUDART_API_VERSION)$")
 
 
-@dataclass(frozen=True)
+@record
 class MacroFact:
     defined: bool | None  # None: unknown
     value: int | None  # its value in #if, when known
@@ -59,7 +59,7 @@ UNKNOWN_MACRO = MacroFact(None, None)
 CUDA_TOOLKIT_UNDER_HIP = MacroFact(None, 0)
 
 
-@dataclass
+@record(mutable=True)
 class MacroTable:
     """What is known of macros under HIP-Clang on AMD, beyond the compilers' own macros.
 
@@ -354,7 +354,7 @@ _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _RAW_DELIMITER = re.compile(r'([^\s()\\"]{0,16})\(')
 
 
-@dataclass(frozen=True)
+@record
 class Directive:
     line: int  # 1-based line of the '#'
     last_line: int  # the last line it spans (backslash continuations)

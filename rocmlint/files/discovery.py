@@ -26,7 +26,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass, field
+from rocmlint.records import field, record
 from pathlib import Path
 from typing import Iterator
 
@@ -49,13 +49,13 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
 OWN_CACHE_DIR = ".rocmlint_cache"
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     path: str  # as shown to the user: "/"-separated, relative to the cwd when under it
     language: str
 
 
-@dataclass
+@record(mutable=True)
 class FileSet:
     """The files a scan reads, with what it could not read and what it left out."""
 

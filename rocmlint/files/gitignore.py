@@ -22,7 +22,7 @@ on a long name, costs no more than any other pattern of its length.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rocmlint.records import record
 
 # Token kinds of a compiled pattern.
 _LITERAL, _ONE, _SET, _STAR, _ANYTHING, _DIRECTORIES = range(6)
@@ -47,7 +47,7 @@ class _Invalid(Exception):
     """A pattern git's wildmatch aborts on: it matches nothing."""
 
 
-@dataclass(frozen=True)
+@record
 class _CharSet:
     negated: bool
     chars: frozenset
@@ -221,7 +221,7 @@ def _literal_runs(tokens: tuple) -> tuple[str, str, tuple[str, ...]]:
     return runs[0], runs[-1], tuple(r for r in runs[1:-1] if r)
 
 
-@dataclass(frozen=True)
+@record
 class Pattern:
     text: str  # the line as written
     line: int  # 1-based line in its file
@@ -307,7 +307,7 @@ def parse_pattern(line: str, number: int = 0) -> Pattern | None:
     return Pattern(text, number, negated, directory_only, anchored, tokens)
 
 
-@dataclass(frozen=True)
+@record
 class Decision:
     ignored: bool
     pattern: Pattern

@@ -9,18 +9,18 @@ rocmlint.cpp.astgrep), and the engine picks one per check.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from rocmlint.records import field, record
 from typing import Iterable, Protocol
 
 
-@dataclass(frozen=True)
+@record
 class Capture:
     text: str
     start: int  # code-point offsets into the file
     end: int
 
 
-@dataclass(frozen=True)
+@record
 class Match:
     start: int
     end: int

@@ -29,11 +29,10 @@ def apply_project_model(
     graphs already built, by project root; a long-lived caller (the language server) keeps
     them between calls and empties them when what they were read from changes. New ones are
     added to them."""
-    from dataclasses import replace as replaced
+    from rocmlint.records import replace as replaced
 
     from rocmlint.build.project_root import nvidia_only_subproject
     from rocmlint.files.project_start import find_project_root
-    from rocmlint.cpp.astgrep import NVCC_COMPILES_IT
 
     by_id = {c.id: c for c in checks}
     by_path: dict[str, list[int]] = {}
@@ -67,6 +66,7 @@ def apply_project_model(
                 findings[index] = replaced(finding, gate=gate)
     if not by_path:
         return findings  # no C/C++ hit to look at again: no build is read
+    from rocmlint.cpp.astgrep import NVCC_COMPILES_IT
     from rocmlint.project import build_model
 
     overrides = _overrides(config)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from rocmlint.records import field, record
 
 from rocmlint.build.project_root import VENDOR_DIRECTORIES
 from rocmlint.cpp.preprocessor import NO_PROJECT, MacroTable
@@ -24,7 +24,7 @@ _DEVICE_INTRINSIC = re.compile(r"^__[a-z]\w*(?<!__)$")
 _NVIDIA_LIBRARIES = frozenset({"cutlass", "cccl", "cub", "thrust", "libcudacxx", "nvbench", "cudnn-frontend", "cudnn_frontend"})
 
 
-@dataclass(frozen=True)
+@record
 class FileVerdict:
     compiled_for: str  # "rocm", "cuda", "both", "unknown", or "none" (vendored code no build reaches)
     reason: str | None = None  # for "cuda" and "none": why the ROCm build never compiles it
@@ -34,7 +34,7 @@ class FileVerdict:
 UNKNOWN_FILE = FileVerdict("unknown")
 
 
-@dataclass(frozen=True)
+@record
 class Shim:
     name: str
     path: str
@@ -42,7 +42,7 @@ class Shim:
     drops_mask: bool | None  # None: not a warp intrinsic with a mask
 
 
-@dataclass
+@record(mutable=True)
 class Overrides:
     """`[tool.rocmlint] cuda-only` / `rocm-sources`: what a build the model cannot read says."""
 
@@ -51,7 +51,7 @@ class Overrides:
     where: str = "[tool.rocmlint]"
 
 
-@dataclass
+@record(mutable=True)
 class ProjectModel:
     root: str
     has_rocm_side: bool = False

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import os
 from collections import deque
-from dataclasses import dataclass
+from rocmlint.records import record
 
 from rocmlint.python.imports import alias_map
 
@@ -61,7 +61,7 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 
-@dataclass(frozen=True)
+@record
 class Value:
     """One value an expression can take: the node that writes it, the constant (or UNKNOWN),
     and why it is only taken on one GPU stack (a gate reason; None: on every stack)."""
@@ -71,7 +71,7 @@ class Value:
     gate: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Write:
     """A setting or environment variable given a value. `first`..`last` is what to report."""
 
@@ -83,7 +83,7 @@ class Write:
     gate: str | None = None  # a gate found on the way (the dict was assigned under one)
 
 
-@dataclass(frozen=True)
+@record
 class Insertion:
     """Text to insert at a code-point-free position: before the start of `line` (1-based)
     when `at_line_end` is False, else at the end of that line."""
@@ -93,7 +93,7 @@ class Insertion:
     at_line_end: bool
 
 
-@dataclass(frozen=True)
+@record
 class ModuleReference:
     """How a fix names a module at one place: `text` (the local name), the insertions that
     make it bound there, and whether that keeps behaviour identical (`safe`)."""
