@@ -1,6 +1,7 @@
 """Time `rocmlint scan` against the tools it runs beside, on one tree, in paired rounds.
 
-    python benchmarks/bench_scan.py                 # the installed `torch` package
+    python benchmarks/bench_scan.py                      # the installed `torch` package
+    python benchmarks/bench_scan.py --package transformers
     python benchmarks/bench_scan.py PATH --rounds 3 --out docs/benchmarks.md
     python benchmarks/bench_scan.py PATH --scaling 1,2,4
 
@@ -13,10 +14,13 @@ tool then reads the same copy, each finding its own files in it:
 - rocmlint cold (`--no-cache`, and with an empty cache directory that the run fills) and warm
   (the same cache directory again, nothing changed); the Python side (`--select` of the checks
   that read Python only) and the C/C++ side (`--select` of the C/C++ checks);
-- `ruff check --select E9 --no-cache` (syntax errors only: ruff's cheapest full parse);
+- `ruff check --isolated --no-cache` with ruff's default rules, on one thread
+  (`RAYON_NUM_THREADS=1`) and on all of them, and with `--select E9` (syntax errors only:
+  ruff's cheapest full parse); rocmlint's Python side runs with `-j 1` and with its default
+  jobs beside them;
 - `ast-grep scan -j 1` with rules made from rocmlint's C/C++ checks (the ast-grep rules as
   they are; text and function checks as a regex over the file, the cheapest form of the same
-  question; see `_astgrep_rules`), over the same C/C++ file types;
+  question; see `_astgrep_rules`), over the same C/C++ file types, when ast-grep is installed;
 - `semgrep scan -j 1` with one regex rule per check (its markers), when semgrep is installed;
 - `flake8` with the rocmlint plugin and without it (the same command, the plugin's entry
   point filtered out of flake8's plugin list), `--select E9,ROCM` both times;
@@ -27,6 +31,11 @@ Rounds are paired: every tool runs once per round, in the same order, so a ratio
 between runs that saw the same load on the machine; the table shows medians of times and of
 per-round ratios. Peak RSS is `ru_maxrss` from `wait4` of each run: the largest single
 process of the run (a worker pool's processes are not summed).
+
+It needs rocmlint's test extras and ruff, nothing else (ast-grep and semgrep are run where they
+are installed), and no network: `pip install -e ".[test]" ruff`, from wheels carried over if
+need be. The trees are the installed `torch` and `transformers` packages of the test extras, or
+any folder.
 """
 
 from __future__ import annotations
@@ -182,12 +191,18 @@ def _ids(predicate) -> str:
     return ",".join(c.id for c in load_catalog() if c.enabled_by_default and predicate(c))
 
 
+# Runs with an environment of their own: ruff on one thread.
+ENVIRONMENTS = {"ruff, one thread": {"RAYON_NUM_THREADS": "1"}}
+
+
 def commands(tree: str, work: Path, jobs: str | None) -> dict[str, list[str]]:
     rocmlint = [_which("rocmlint") or "rocmlint", "scan", tree, "--format", "json", "-q", "--exit-zero", "-o", os.devnull]
     if jobs:
         rocmlint += ["-j", jobs]
-    python_ids = _ids(lambda c: set(c.languages) == {"python"})
-    cpp_ids = _ids(lambda c: set(c.languages) == {"cpp"})
+    # The checks that run by default (not those in preview everywhere) that read Python only.
+    python_ids = _ids(lambda c: set(c.languages) == {"python"} and not c.preview)
+    cpp_ids = _ids(lambda c: set(c.languages) == {"cpp"} and not c.preview)
+    ruff = [_which("ruff") or "ruff", "check", "--isolated", "--no-cache", "--exit-zero", "-q"]
     cache = str(work / "cache")
     table = {
         "rocmlint (no cache)": rocmlint + ["--no-cache"],
@@ -195,7 +210,10 @@ def commands(tree: str, work: Path, jobs: str | None) -> dict[str, list[str]]:
         "rocmlint warm": rocmlint + ["--cache-dir", cache],
         "rocmlint -j 1 (no cache)": [*rocmlint, "-j", "1", "--no-cache"],
         "rocmlint Python checks": rocmlint + ["--no-cache", "--select", python_ids],
-        "ruff E9": [_which("ruff") or "ruff", "check", "--select", "E9", "--no-cache", "--exit-zero", "-q", tree],
+        "rocmlint Python checks -j 1": rocmlint + ["--no-cache", "--select", python_ids, "-j", "1"],
+        "ruff": ruff + [tree],
+        "ruff, one thread": ruff + [tree],
+        "ruff E9": ruff + ["--select", "E9", tree],
         "rocmlint C/C++ checks": rocmlint + ["--no-cache", "--select", cpp_ids],
         "rocmlint C/C++ checks -j 1": rocmlint + ["--no-cache", "--select", cpp_ids, "-j", "1"],
         "ast-grep -j 1": [_which("ast-grep") or "ast-grep", "scan", "-j", "1", "-c", str(work / "sg" / "sgconfig.yml"), "--json=compact", tree],
@@ -209,19 +227,26 @@ def commands(tree: str, work: Path, jobs: str | None) -> dict[str, list[str]]:
         "ast.parse .py (floor)": [sys.executable, str(work / "parse_floor.py"), str(work / "python_files.txt")],
         "python -c pass": [sys.executable, "-c", "pass"],
         "rocmlint one-file scan": [_which("rocmlint") or "rocmlint", "scan", str(work / "one.py"), "-q", "--exit-zero", "--no-cache"],
-        "ruff one file": [_which("ruff") or "ruff", "check", "--select", "E9", "--no-cache", "-q", "--exit-zero", str(work / "one.py")],
+        "ruff one file": ruff + [str(work / "one.py")],
         "flake8 one file without plugin": [sys.executable, str(work / "flake8_driver.py"), "without", "--select", "E9,ROCM", str(work / "one.py")],
         "flake8 one file with plugin": [sys.executable, str(work / "flake8_driver.py"), "with", "--select", "E9,ROCM", str(work / "one.py")],
     }
     return table
 
 
+# (what, the run, the run it is divided by (None: the run's own median, in ms), the goal)
 RATIOS = [
-    ("Python side: rocmlint Python checks / ruff E9", "rocmlint Python checks", "ruff E9", "≤ 1.0"),
+    ("Python side, one thread: rocmlint Python checks -j 1 / ruff, one thread", "rocmlint Python checks -j 1", "ruff, one thread", "≤ 1.0"),
+    ("Python side, all cores: rocmlint Python checks / ruff", "rocmlint Python checks", "ruff", "≤ 1.0"),
+    ("whole scan, all checks: rocmlint / ruff", "rocmlint (no cache)", "ruff", "≤ 1.5"),
+    ("Python side / ast.parse of every .py file: rocmlint Python checks -j 1 / ast.parse .py", "rocmlint Python checks -j 1", "ast.parse .py (floor)", "≤ 0.3"),
+    ("Python side: rocmlint Python checks / ruff E9", "rocmlint Python checks", "ruff E9", ""),
+    ("one-file scan (ms)", "rocmlint one-file scan", None, "≤ 50 ms"),
     ("C/C++ side: rocmlint C/C++ checks / ast-grep -j 1", "rocmlint C/C++ checks", "ast-grep -j 1", "≤ 1.0"),
     ("C/C++ side, both one process: rocmlint -j 1 / ast-grep -j 1", "rocmlint C/C++ checks -j 1", "ast-grep -j 1", "≤ 1.0"),
     ("whole tree: rocmlint / semgrep -j 1", "rocmlint (no cache)", "semgrep -j 1", "≤ 0.1"),
     ("one-file scan / python -c pass", "rocmlint one-file scan", "python -c pass", ""),
+    ("one-file scan / ruff one file", "rocmlint one-file scan", "ruff one file", ""),
     ("flake8 with plugin / without, tree", "flake8 with plugin", "flake8 without plugin", "≤ 1.02"),
     ("flake8 with plugin / without, one file", "flake8 one file with plugin", "flake8 one file without plugin", "≤ +30 ms"),
     ("warm re-scan / cold", "rocmlint warm", "rocmlint cold", "≤ 0.1"),
@@ -230,6 +255,8 @@ RATIOS = [
 
 
 def benchmark(tree: Path, rounds: int, jobs: str | None, skip: set[str]) -> tuple[dict, dict]:
+    # Processes waiting for or using a core when the runs start (more than the cores: times wait).
+    load = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="rocmlint-bench-"))
     try:
         copy = work / "tree"
@@ -244,6 +271,8 @@ def benchmark(tree: Path, rounds: int, jobs: str | None, skip: set[str]) -> tupl
         table = commands(str(copy), work, jobs)
         if _which("semgrep") is None:
             skip.add("semgrep -j 1")
+        if _which("ast-grep") is None:
+            skip.add("ast-grep -j 1")
         table = {name: command for name, command in table.items() if name not in skip}
         _warm_up(table, work)
         times: dict[str, list[float]] = {name: [] for name in table}
@@ -251,11 +280,12 @@ def benchmark(tree: Path, rounds: int, jobs: str | None, skip: set[str]) -> tupl
         for round_ in range(rounds):
             shutil.rmtree(work / "cache", ignore_errors=True)
             for name, command in table.items():
-                seconds, peak, _ = run_once(command, str(work))
+                seconds, peak, _ = run_once(command, str(work), _environment(name))
                 times[name].append(seconds)
                 peaks[name].append(peak)
                 print(f"round {round_ + 1}: {name:38} {seconds:8.3f} s {peak / 1024:7.1f} MiB", flush=True)
         facts = {
+            "load": load,
             "files": len(files),
             "python_files": len(python_files),
             "cpp_files": len(_files(copy, {"cpp"})),
@@ -264,6 +294,11 @@ def benchmark(tree: Path, rounds: int, jobs: str | None, skip: set[str]) -> tupl
         return {"times": times, "peaks": peaks}, facts
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _environment(name: str) -> dict | None:
+    extra = ENVIRONMENTS.get(name)
+    return dict(os.environ, **extra) if extra else None
 
 
 def _warm_up(table: dict[str, list[str]], work: Path) -> None:
@@ -308,7 +343,7 @@ def markdown(tree: Path, rounds: int, results: dict, facts: dict, scale_rows: li
         f"## `{tree.name}`: {datetime.date.today().isoformat()}",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs ({_cpu_name()}), Linux {platform.release()}, "
-        f"Python {platform.python_version()}. Tree: `{_shown_tree(tree)}` ({facts['files']} files rocmlint reads, "
+        f"Python {platform.python_version()}, load average {facts['load']:.1f} at the start. Tree: `{_shown_tree(tree)}` ({facts['files']} files rocmlint reads, "
         f"{facts['python_files']} Python, {facts['cpp_files']} C/C++, {facts['bytes'] / 1e6:.1f} MB). "
         f"{rounds} paired rounds. Versions: rocmlint {__version__}; {_version([_which('ruff') or 'ruff', '--version'])}; "
         f"{_version([_which('ast-grep') or 'ast-grep', '--version'])}; "
@@ -325,7 +360,11 @@ def markdown(tree: Path, rounds: int, results: dict, facts: dict, scale_rows: li
         )
     lines += ["", "| ratio | median of per-round ratios | per round | goal |", "|---|---:|---|---|"]
     for title, top, bottom, goal in RATIOS:
-        if top not in times or bottom not in times:
+        if top not in times or (bottom is not None and bottom not in times):
+            continue
+        if bottom is None:
+            per_round = [1000 * t for t in times[top]]
+            lines.append(f"| {title} | {statistics.median(per_round):.0f} ms | {', '.join(f'{r:.0f}' for r in per_round)} | {goal} |")
             continue
         per_round = [a / b for a, b in zip(times[top], times[bottom])]
         extra = ""
@@ -353,25 +392,26 @@ def _cpu_name() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def _default_tree() -> Path:
+def _package_tree(name: str) -> Path:
     import importlib.util
 
-    spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    spec = importlib.util.find_spec(name)  # finds the package without importing it
     if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("torch is not installed: name a tree to benchmark")
+        raise SystemExit(f"{name} is not installed: name a tree to benchmark")
     return Path(list(spec.submodule_search_locations)[0])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("tree", nargs="?", type=Path, help="the tree to scan (default: the installed torch package)")
+    parser.add_argument("tree", nargs="?", type=Path, help="the tree to scan (default: the installed package --package names)")
+    parser.add_argument("--package", default="torch", help="an installed package to scan when no tree is named (default: torch)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--jobs", help="rocmlint --jobs for the default runs (default: rocmlint's default)")
     parser.add_argument("--skip", default="", help="comma-separated run names to leave out")
     parser.add_argument("--scaling", default="", help="comma-separated copy counts, e.g. 1,2,4")
     parser.add_argument("--out", type=Path, help="append the markdown table to this file")
     args = parser.parse_args(argv)
-    tree = (args.tree or _default_tree()).resolve()
+    tree = (args.tree or _package_tree(args.package)).resolve()
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     results, facts = benchmark(tree, args.rounds, args.jobs, skip)
     scale_rows = scaling(tree, [int(f) for f in args.scaling.split(",") if f.strip()]) if args.scaling else []
