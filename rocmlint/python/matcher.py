@@ -61,7 +61,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from dataclasses import replace
+from rocmlint.records import replace
 from typing import Iterator
 
 from rocmlint.matchers import Capture, Match, check_keys

@@ -14,8 +14,9 @@ spelled as it must appear in the file (`text_test`, built from the `python` matc
   the rest of the name or starts with a name the file binds to the rest (`cuda as tc`,
   `tc = torch.cuda`);
 - a setting is such a chain given a value (`=`, `+=`, an annotation with a value), or a key
-  of `setattr`, `patch`, `patch.object` or `torch.compile(options=...)` (whose names are then
-  in the file) written as a string or a keyword;
+  of `setattr`, `patch`, `patch.object`, `torch.compile(options=...)` or
+  `compile_fx(config_patches=...)` (whose names are then in the file) written as a string or
+  a keyword;
 - a method (`x.item()`) is its name after a dot;
 - a string constant (an environment variable, a setting's key, a module named to
   `importlib.import_module`) has its text in the file, unless a literal spells it with
@@ -481,9 +482,21 @@ class AllOf:
         return all(test(text) for test in self.tests)
 
 
+# The keys of a `python` matcher's spec that the test below knows. A spec with any other key
+# (a form of the matcher newer than the test) has no text test: its markers alone decide.
+_KNOWN_KEYS = frozenset({
+    "import", "not-import", "gate-named", "scope", "caught-only-by", "call", "method", "keywords",
+    "positional", "within", "within-callees", "condition-method", "condition-call", "caught-by",
+    "installed-by", "set", "values", "env", "value-regex", "reference", "not-argument-of",
+    "not-in-tables", "not-named",
+})
+
+
 def text_test(spec: dict):
     """The text test of a `python` matcher's spec (rocmlint.python.matcher says what each key
-    matches): any of its forms can match."""
+    matches): any of its forms can match. None for a spec with a key it does not know."""
+    if not set(spec) <= _KNOWN_KEYS:
+        return None
     forms = []
     if "import" in spec:
         modules = spec["import"]
@@ -492,10 +505,13 @@ def text_test(spec: dict):
             Words(module.split(".")[0] for module in modules),
             AllOf(Words(("import_module", "__import__")), StringStarts(modules)),
         ))
-    if "call" in spec or "method" in spec:
-        # `functools.partial(name, ...)` writes the name as a call does.
-        calls = AnyOf(*([QualifiedNames(spec["call"])] if "call" in spec else []),
-                      *([Methods(spec["method"])] if "method" in spec else []))
+    if any(key in spec for key in ("call", "method", "condition-call", "condition-method")):
+        # `functools.partial(name, ...)` writes the name as a call does. With `within`, the
+        # call may be in a function the `with` body calls: in the same file all the same.
+        calls = AnyOf(*([QualifiedNames(spec["call"] + spec.get("condition-call", []))]
+                        if "call" in spec else [QualifiedNames(spec["condition-call"])] if "condition-call" in spec else []),
+                      *([Methods(spec.get("method", []) + spec.get("condition-method", []))]
+                        if "method" in spec or "condition-method" in spec else []))
         if "keywords" in spec and not spec.get("positional"):
             # Each listed argument is given by keyword (`mode=`), or in `**kwargs` whose dict
             # has the key: a string, or a keyword of `dict(mode=...)`.
@@ -514,12 +530,16 @@ def text_test(spec: dict):
             # `patch.object` as written, or through `from ... patch import object`
             rf"patch{_WIDE_GAP}(?:\.{_WIDE_GAP}object\b|import\b)",
         ]
+        written = Patterns(*calls)
         if any(name.startswith("torch._inductor.config.") for name in settings):
-            calls.append(rf"[(,]{_WIDE_GAP}options{_WIDE_GAP}=(?!=)")
+            # The dict of `torch.compile(options=...)` or `compile_fx(config_patches=...)`, also
+            # given in `**kwargs` (rocmlint.python.index sets these for torch._inductor.config).
+            keywords = ("options", "config_patches")
+            written = AnyOf(written, Keywords(keywords), AllOf(Patterns(r"\*\*"), StringEquals(keywords)))
         lasts = sorted({name.rsplit(".", 1)[-1] for name in settings})
         forms.append(AnyOf(
             QualifiedNames(settings, assigned=True),
-            AllOf(Patterns(*calls), AnyOf(StringEndings(lasts), Keywords(lasts))),
+            AllOf(written, AnyOf(StringEndings(lasts), Keywords(lasts))),
         ))
     if "env" in spec:
         # `os.environ["X"] = v`, `.setdefault("X", v)`, `{"X": v}`; `.update(X=v)` spells it too.
