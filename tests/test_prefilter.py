@@ -95,6 +95,10 @@ SPELLINGS = [
     ("ROCM011", "import importlib\nimportlib.import_module('flash_attn')\n"),
     ("ROCM011", "__import__('flash_' 'attn')  # flash_attn\n"),
     ("ROCM001", "from pynvml import nvmlInit\n"),
+    ("ROCM011", "import os, sys as system, \\\n    flash_attn\n"),
+    ("ROCM011", "import os . path,flash_attn_interface as fa\n"),
+    ("ROCM113", "from flash_attn . ops import (  # fused\n    layer_norm,\n)\n"),
+    ("ROCM113", "import rotary_emb\n"),
     ("ROCM006", "import os\nos.environ.setdefault('PYTORCH_CUDA_ALLOC_CONF', 'max_split_size_mb:128')\n"),
     ("ROCM103", "from torch.cuda import get_device_capability as cap\nif cap() >= (9, 0):\n    pass\n"),
     ("ROCM103", "import torch\ngdc = torch.cuda.get_device_capability\nif gdc() >= (9, 0):\n    pass\n"),
@@ -122,6 +126,8 @@ DROPPED = [
     ("ROCM009", "# cudagraphs: see its environment variable (escapes such as \\x or \\U)\n"),
     ("ROCM103", "# torch.cuda.get_device_capability returns (major, minor).\n"),
     ("ROCM106", "NVCC = 'nvcc'\n"),
+    ("ROCM113", "self.rotary_emb = RotaryEmbedding(config)  # flash_attn\n"),
+    ("ROCM011", "if is_flash_attn_available():\n    impl = 'flash_attn'\n"),
 ]
 
 

@@ -18,6 +18,7 @@ spelled as it must appear in the file (`text_test`, built from the `python` matc
   `compile_fx(config_patches=...)` (whose names are then in the file) written as a string or
   a keyword;
 - a method (`x.item()`) is its name after a dot;
+- an import is an import statement that names the module (`import m`, `from m import x`);
 - a string constant (an environment variable, a setting's key, a module named to
   `importlib.import_module`) has its text in the file, unless a literal spells it with
   escapes (`"\\x41"`) or in adjacent pieces (`"TORCH" "INDUCTOR"`), which is looked for too.
@@ -383,6 +384,25 @@ class Keywords:
         return any(text.search(pattern) for pattern in self.patterns)
 
 
+class ImportStatements:
+    """An import statement names a module whose first part is one of `roots`: right after
+    `from`, or in the list after `import`."""
+
+    def __init__(self, roots):
+        dotted = rf"\w+(?:{_GAP}\.{_GAP}\w+)*"
+        self.patterns = [
+            pattern
+            for root in roots
+            for pattern in (
+                _compiled(rf"from{_GAP}{re.escape(root)}\b"),
+                _compiled(rf"import{_GAP}(?:{dotted}{_GAP}(?:as{_GAP}\w+{_GAP})?,{_GAP})*{re.escape(root)}\b"),
+            )
+        ]
+
+    def __call__(self, text: PythonText) -> bool:
+        return any(text.search(pattern) for pattern in self.patterns)
+
+
 class Methods:
     """One of `names` is written after a dot (`x.item`), on its line or the line above."""
 
@@ -500,9 +520,10 @@ def text_test(spec: dict):
     forms = []
     if "import" in spec:
         modules = spec["import"]
-        # `import m`, `from m.sub import x`; `importlib.import_module("m.sub")`, `__import__("m")`.
+        # `import m`, `import os, m.sub as s`, `from m.sub import x` (and `from m import sub` for
+        # a listed `m.sub`); `importlib.import_module("m.sub")`, `__import__("m")`.
         forms.append(AnyOf(
-            Words(module.split(".")[0] for module in modules),
+            ImportStatements(sorted({module.split(".")[0] for module in modules})),
             AllOf(Words(("import_module", "__import__")), StringStarts(modules)),
         ))
     if any(key in spec for key in ("call", "method", "condition-call", "condition-method")):
