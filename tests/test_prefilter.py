@@ -37,7 +37,7 @@ def _kept(check, code: str) -> bool:
 def test_most_python_checks_have_a_text_test():
     # Every `python` matcher gets one from its spec; of the function matchers, those listed.
     assert {c.id for c in PYTHON_CHECKS if c.matcher_kind == "python"} <= {c.id for c in TESTED}
-    assert {"ROCM103", "ROCM105", "ROCM106"} <= {c.id for c in TESTED}
+    assert {"ROCM013", "ROCM103", "ROCM105", "ROCM106"} <= {c.id for c in TESTED}
 
 
 INVALID = [
@@ -95,6 +95,9 @@ SPELLINGS = [
     ("ROCM011", "import importlib\nimportlib.import_module('flash_attn')\n"),
     ("ROCM011", "__import__('flash_' 'attn')  # flash_attn\n"),
     ("ROCM001", "from pynvml import nvmlInit\n"),
+    ("ROCM013", "import torch\nops = torch.ops\nf = ops.aiter.mha_fwd\n"),
+    ("ROCM013", "from torch.ops import aiter as a\nf = a.mha_fwd\n"),
+    ("ROCM013", "import importlib\nm = importlib.import_module('ait' 'er.ops')  # aiter\n"),
     ("ROCM011", "import os, sys as system, \\\n    flash_attn\n"),
     ("ROCM011", "import os . path,flash_attn_interface as fa\n"),
     ("ROCM113", "from flash_attn . ops import (  # fused\n    layer_norm,\n)\n"),
@@ -128,6 +131,7 @@ DROPPED = [
     ("ROCM106", "NVCC = 'nvcc'\n"),
     ("ROCM113", "self.rotary_emb = RotaryEmbedding(config)  # flash_attn\n"),
     ("ROCM011", "if is_flash_attn_available():\n    impl = 'flash_attn'\n"),
+    ("ROCM013", "waiter = Waiter()\n"),
 ]
 
 

@@ -578,13 +578,21 @@ _FUNCTION_TESTS: dict[str, object] = {}
 def function_test(function: str):
     """The text test of a `function` matcher (None: its check's markers are its only test)."""
     if not _FUNCTION_TESTS:
-        from rocmlint.python.rules import TOOL_RUNNERS
+        from rocmlint.python.rules import AITER_OPS, TOOL_RUNNERS
 
         # A comparison with what a call of get_device_capability or get_device_properties returns.
         capability = CalledOrBound(("get_device_capability", "get_device_properties"))
         # A subprocess runner (or shutil.which) called with the tool's name.
         runners = QualifiedNames(TOOL_RUNNERS)
+        # An import of aiter (a statement, or importlib.import_module("aiter...")), or a name
+        # below torch.ops.aiter.
+        aiter = AnyOf(
+            ImportStatements(["aiter"]),
+            AllOf(Words(("import_module",)), StringStarts(["aiter"])),
+            QualifiedNames([AITER_OPS]),
+        )
         _FUNCTION_TESTS.update({
+            "rocmlint.python.rules:aiter_at_import_time": aiter,
             "rocmlint.python.rules:capability_comparisons": capability,
             "rocmlint.python.rules:nvidia_smi_calls": runners,
             "rocmlint.python.rules:nvcc_calls": runners,

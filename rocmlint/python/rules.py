@@ -667,7 +667,7 @@ def _cudnn_path(index, node: ast.AST) -> str | None:
 
 # --- ROCM013: AMD's aiter reached at import time by code NVIDIA runs ---------------------------
 
-_AITER_OPS = "torch.ops.aiter"
+AITER_OPS = "torch.ops.aiter"
 
 
 def _project_provides(path: str | None, package: str) -> bool:
@@ -713,7 +713,7 @@ def aiter_at_import_time(source, matcher) -> Iterator[Match]:
         if isinstance(index.parents.get(id(node)), ast.Attribute):
             continue  # only the whole dotted name
         name = index.qualified_name(node) or ""
-        if name.startswith(_AITER_OPS + "."):
+        if name.startswith(AITER_OPS + "."):
             hits.append((node, name))
     if hits and (own_module(source.path, "aiter") or _project_provides(source.path, "aiter")):
         return  # aiter's own code
