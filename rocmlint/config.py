@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import os
 import sys
-from rocmlint.records import field, record
 from functools import lru_cache
 from pathlib import Path
+
+from rocmlint.records import field, record
 
 DEFAULT_MAX_FILE_SIZE = 1024 * 1024
 # In one directory, the first of these that holds a configuration is the one used.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-from rocmlint.records import record
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
@@ -22,6 +21,7 @@ from rocmlint.findings import Finding, Problem, ScanResult
 from rocmlint.files.languages import language_of
 from rocmlint.fixes.edits import TEMPLATE_VAR, fix_for
 from rocmlint.matchers import Match, Matcher
+from rocmlint.records import record
 from rocmlint.source import SourceFile
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+
 from rocmlint.records import field, record
 
 SEVERITIES = ("error", "warning", "note")

@@ -10,13 +10,13 @@ paths on the command line.
 from __future__ import annotations
 
 import os
-from rocmlint.records import record, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
 
 from rocmlint.config import Config, GpuTarget, config_for_file, load_config_file
 from rocmlint.findings import Finding, Problem, ScanResult
+from rocmlint.records import record, replace
 
 
 @record

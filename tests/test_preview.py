@@ -5,7 +5,6 @@ they run on projects of that kind only with --preview or `preview = true`, as in
 from __future__ import annotations
 
 import json
-from rocmlint.records import replace
 
 import pytest
 
@@ -15,6 +14,7 @@ from rocmlint.catalog.docs import render_markdown
 from rocmlint.catalog.loader import CheckFileError, check_by_id, parse_check
 from rocmlint.cli import main
 from rocmlint.engine import select_checks
+from rocmlint.records import replace
 from rocmlint.settings import checks_for
 
 PYNVML = "import pynvml\n"

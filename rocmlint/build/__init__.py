@@ -10,10 +10,10 @@ the same parsers.
 from __future__ import annotations
 
 import os
-from rocmlint.records import field, record
 
 from rocmlint.build.worlds import CUDA, ROCM, WORLDS
 from rocmlint.platforms import names_cuda, names_rocm
+from rocmlint.records import field, record
 
 __all__ = ["BuildFacts", "Origin", "SOURCE_SUFFIXES", "ROCM", "CUDA", "WORLDS", "is_source_path"]
 

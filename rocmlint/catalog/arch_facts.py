@@ -11,6 +11,7 @@ runtime); gfx names the table does not list are read from the name's generation.
 from __future__ import annotations
 
 import re
+
 from rocmlint.records import record
 
 _ROCM_RELEASE = re.compile(r"^\d+\.\d+(\.\d+)?$")

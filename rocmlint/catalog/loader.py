@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from rocmlint.records import field, record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from rocmlint import __version__
+from rocmlint.records import field, record
 
 LANGUAGES = ("python", "cpp", "cmake", "make", "dockerfile", "shell", "requirements", "pyproject", "yaml", "dotenv", "uvlock")
 SEVERITIES = ("error", "warning", "note")

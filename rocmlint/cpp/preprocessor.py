@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from rocmlint.records import field, record
 
 from rocmlint.platforms import names_cuda, names_platform, names_rocm
+from rocmlint.records import field, record
 
 # --- which macros name a GPU stack -----------------------------------------------------------
 

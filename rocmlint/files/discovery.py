@@ -26,13 +26,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from rocmlint.records import field, record
 from pathlib import Path
 from typing import Iterator
 
 from rocmlint.findings import Problem
 from rocmlint.files.gitignore import PatternList, decide
 from rocmlint.files.languages import language_of
+from rocmlint.records import field, record
 
 DEFAULT_EXCLUDED_DIRS = frozenset(
     {

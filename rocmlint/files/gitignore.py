@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from rocmlint.records import record
 
+
 # Token kinds of a compiled pattern.
 _LITERAL, _ONE, _SET, _STAR, _ANYTHING, _DIRECTORIES = range(6)
 

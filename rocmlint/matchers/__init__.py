@@ -9,8 +9,9 @@ rocmlint.cpp.astgrep), and the engine picks one per check.
 
 from __future__ import annotations
 
-from rocmlint.records import field, record
 from typing import Iterable, Protocol
+
+from rocmlint.records import field, record
 
 
 @record

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import re
-from rocmlint.records import field, record
 
 from rocmlint.build.project_root import VENDOR_DIRECTORIES
 from rocmlint.cpp.preprocessor import NO_PROJECT, MacroTable
+from rocmlint.records import field, record
 
 _HEADER_SUFFIXES = frozenset({".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".cuinc"})
 # torch.utils.cpp_extension compiles every source of a ROCm build with these (COMMON_HIP_FLAGS

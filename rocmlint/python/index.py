@@ -27,9 +27,9 @@ from __future__ import annotations
 import ast
 import os
 from collections import deque
-from rocmlint.records import record
 
 from rocmlint.python.imports import alias_map
+from rocmlint.records import record
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)

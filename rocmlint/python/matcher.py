@@ -61,11 +61,11 @@ from __future__ import annotations
 import ast
 import os
 import re
-from rocmlint.records import replace
 from typing import Iterator
 
 from rocmlint.matchers import Capture, Match, check_keys
 from rocmlint.python.index import UNKNOWN, may_name
+from rocmlint.records import replace
 
 _FORMS = ("import", "call", "method", "condition-method", "condition-call", "set", "env", "reference")
 _PARTIAL_TAIL = frozenset({"partial"})
