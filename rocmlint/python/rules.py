@@ -233,8 +233,8 @@ def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
 
 # What runs a program (and shutil.which, which finds one); rocmlint.python.prefilter reads it too.
 TOOL_RUNNERS = ("subprocess.run", "subprocess.check_output", "subprocess.check_call", "subprocess.call",
-               "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system", "os.popen",
-               "shutil.which", "os.execvp", "os.spawnlp")
+                "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput", "os.system", "os.popen",
+                "shutil.which", "os.execvp", "os.spawnlp")
 
 
 def _command_words(index, expr: ast.AST) -> list[tuple[str, ast.AST]]:
