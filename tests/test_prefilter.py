@@ -37,7 +37,7 @@ def _kept(check, code: str) -> bool:
 def test_most_python_checks_have_a_text_test():
     # Every `python` matcher gets one from its spec; of the function matchers, those listed.
     assert {c.id for c in PYTHON_CHECKS if c.matcher_kind == "python"} <= {c.id for c in TESTED}
-    assert {"ROCM013", "ROCM103", "ROCM105", "ROCM106"} <= {c.id for c in TESTED}
+    assert {"ROCM013", "ROCM103", "ROCM105", "ROCM106", "ROCM112"} <= {c.id for c in TESTED}
 
 
 INVALID = [
@@ -96,6 +96,8 @@ SPELLINGS = [
     ("ROCM011", "__import__('flash_' 'attn')  # flash_attn\n"),
     ("ROCM001", "from pynvml import nvmlInit\n"),
     ("ROCM013", "import torch\nops = torch.ops\nf = ops.aiter.mha_fwd\n"),
+    ("ROCM112", "from torch.nn.attention import sdpa_kernel as k, SDPBackend\nwith k(SDPBackend.CUDNN_ATTENTION):\n    pass\n"),
+    ("ROCM112", "import torch\naten = torch.ops.aten\ny = aten._scaled_dot_product_cudnn_attention.default(q, k, v)\n"),
     ("ROCM013", "from torch.ops import aiter as a\nf = a.mha_fwd\n"),
     ("ROCM013", "import importlib\nm = importlib.import_module('ait' 'er.ops')  # aiter\n"),
     ("ROCM011", "import os, sys as system, \\\n    flash_attn\n"),
@@ -132,6 +134,7 @@ DROPPED = [
     ("ROCM113", "self.rotary_emb = RotaryEmbedding(config)  # flash_attn\n"),
     ("ROCM011", "if is_flash_attn_available():\n    impl = 'flash_attn'\n"),
     ("ROCM013", "waiter = Waiter()\n"),
+    ("ROCM112", "# SDPBackend.CUDNN_ATTENTION is chosen by torch when available\nbackend = 'cudnn_attention'\n"),
 ]
 
 

@@ -591,7 +591,13 @@ def function_test(function: str):
             AllOf(Words(("import_module",)), StringStarts(["aiter"])),
             QualifiedNames([AITER_OPS]),
         )
+        # A call of an SDPA backend chooser, or of aten's cuDNN attention ops (their `.default` too).
+        from rocmlint.python import rules
+
+        cudnn = QualifiedNames([*rules._SDPA_CHOOSERS, *rules._CUDNN_ATTENTION_OPS,
+                                *(f"{op}.default" for op in rules._CUDNN_ATTENTION_OPS)])
         _FUNCTION_TESTS.update({
+            "rocmlint.python.rules:cudnn_only_attention": cudnn,
             "rocmlint.python.rules:aiter_at_import_time": aiter,
             "rocmlint.python.rules:capability_comparisons": capability,
             "rocmlint.python.rules:nvidia_smi_calls": runners,
