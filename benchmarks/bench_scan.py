@@ -183,8 +183,9 @@ def _copy_tree(source: Path, target: Path, copies: int) -> None:
 
 
 def _files(tree: Path, languages: set[str]) -> list[str]:
+    """Absolute paths: the floors run in the benchmark's own folder, not where it was started."""
     found = find_files([tree], Excludes((), tree), languages)
-    return [t.path for t in found.targets]
+    return [os.path.abspath(t.path) for t in found.targets]
 
 
 def _ids(predicate) -> str:
