@@ -389,18 +389,17 @@ class ImportStatements:
     `from`, or in the list after `import`."""
 
     def __init__(self, roots):
-        dotted = rf"\w+(?:{_GAP}\.{_GAP}\w+)*"
-        self.patterns = [
-            pattern
-            for root in roots
-            for pattern in (
-                _compiled(rf"from{_GAP}{re.escape(root)}\b"),
-                _compiled(rf"import{_GAP}(?:{dotted}{_GAP}(?:as{_GAP}\w+{_GAP})?,{_GAP})*{re.escape(root)}\b"),
-            )
-        ]
+        self.roots = tuple(roots)
 
     def __call__(self, text: PythonText) -> bool:
-        return any(text.search(pattern) for pattern in self.patterns)
+        present = [root for root in self.roots if text.has(root)]
+        if not present:
+            return False
+        names = "(?:" + "|".join(map(re.escape, present)) + ")"
+        dotted = rf"\w+(?:{_GAP}\.{_GAP}\w+)*"
+        return text.search(_compiled(rf"from{_GAP}{names}\b")) or text.search(
+            _compiled(rf"import{_GAP}(?:{dotted}{_GAP}(?:as{_GAP}\w+{_GAP})?,{_GAP})*{names}\b")
+        )
 
 
 class Methods:
