@@ -66,7 +66,7 @@ _CALLED_OR_BOUND = rf"{_GAP}(?:\){_GAP})*(?:[(\n;#,]|as\b|$)"
 # or the end of a keyword argument or an element (read generously).
 _VALUE_END = rf"{_GAP}(?:[\n;#)\]}},]|$)"
 # After a name that may be bound: `= value`, through chained targets (`a = b = value`); the
-# value is a bracket (read generously), or a chain (its names before the last, and the last).
+# value is a chain, or one in brackets (its names before the last, and the last).
 _ASSIGNED_VALUE = re.compile(
     rf"{_GAP}=(?!=){_GAP}(?:\w+(?:{_GAP}\.{_GAP}\w+)*{_GAP}=(?!=){_GAP})*"
     rf"(?:((?:\w+{_GAP}\.{_GAP})*)(\w+){_VALUE_END}"
