@@ -36,12 +36,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import replace
 from typing import Callable
 
 from rocmlint.files.project_start import NAMES_ASKED_ABOVE
 from rocmlint.files import tree
 from rocmlint.findings import Finding, Problem
+from rocmlint.records import replace
 
 _FORMAT = 1
 # What else the pass reads from the environment: where the home folder is (no project starts

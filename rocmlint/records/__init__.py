@@ -18,7 +18,8 @@ first called.
 A record compares and hashes by its fields (those with `compare=True`), like a frozen
 dataclass; `@record(mutable=True)` makes one that is not hashable, like a plain dataclass.
 Fields are not frozen: records are not written to after they are made, by convention.
-`replace(record, **changes)` is `dataclasses.replace`. Inheritance is not supported.
+`replace(record, **changes)` is `dataclasses.replace`, and a `__post_init__` is called after
+`__init__` as dataclasses call it. Inheritance is not supported.
 """
 
 from __future__ import annotations
@@ -112,6 +113,8 @@ def _written_init(cls):
             else:
                 parameters.append(spec.name)
             body.append(f"    self.{spec.name} = {spec.name}")
+    if "__post_init__" in cls.__dict__:
+        body.append("    self.__post_init__()")
     source = "\n".join([f"def __init__(self, {', '.join(parameters)}):", *(body or ["    pass"])])
     exec(source, names)  # noqa: S102 - the source is made above from the class's field names
     init = names["__init__"]
