@@ -67,6 +67,10 @@ FIX = {
 # How a project's HIP shim header gates a check's hits on an intrinsic call: a shim that
 # redefines the intrinsic without its mask argument, or any AMD-side definition of it.
 SHIM_GATES = ("mask-dropping", "any-definition")
+# The cases in which a matcher says a hit with another message than the check's `message`
+# (`message-when`): "no-wave-site", a 32-lane hit of a `context: wavefront` matcher that meets
+# no whole-wavefront site (rocmlint.cpp.wave), reported where the project has no AMD side.
+MESSAGE_VARIANTS = ("no-wave-site",)
 TARGET_FACTS = ("fp8", "wave-size", "tf32", "family")
 TARGET = {
     "fact": (TARGET_FACTS, False),
@@ -97,6 +101,7 @@ SCHEMA = {
     "markers": ("str-list", True),
     "python-file-names": ("str-list", False),
     "message": (str, True),
+    "message-when": ("any-mapping", False),
     "description": (str, True),
     "rationale": (str, True),
     "match": ("any-mapping", True),
@@ -307,6 +312,8 @@ class Check:
     # read only setup.py: without this, every `.py` file holding a marker such as "torch"
     # would be parsed for them and then yield nothing.
     python_file_names: tuple[str, ...] = ()
+    # Other messages for some hits, by the case the matcher names (`message-when`; MESSAGE_VARIANTS).
+    message_when: dict = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def preview_kinds(self) -> frozenset[str]:
@@ -349,6 +356,12 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         raise CheckFileError(f"{source}: name must be lower-case words joined by '-', got {data['name']!r}")
     if "\n" in data["message"].strip():
         raise CheckFileError(f"{source}: message must be one line")
+    message_when = data.get("message-when", {})
+    for variant, text in message_when.items():
+        if variant not in MESSAGE_VARIANTS:
+            raise CheckFileError(f"{source}: message-when.{variant}: unknown (known: {', '.join(MESSAGE_VARIANTS)})")
+        if not isinstance(text, str) or not text.strip() or "\n" in text.strip():
+            raise CheckFileError(f"{source}: message-when.{variant} must be one line of text")
     if "python-file-names" in data and "python" not in data["languages"]:
         raise CheckFileError(f"{source}: python-file-names is only for a check whose languages include python")
     match = data["match"]
@@ -359,6 +372,8 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
     kind, spec = next(iter(match.items()))
     if not isinstance(spec, dict):
         raise CheckFileError(f"{source}: match.{kind} must be a mapping")
+    if kind == "ast-grep" and spec.get("context") == "wavefront" and "no-wave-site" not in message_when:
+        raise CheckFileError(f"{source}: a `context: wavefront` check needs message-when.no-wave-site")
     fix = data["fix"]
     rewrite = fix.get("rewrite")
     target = _target_spec(data.get("target"), source)
@@ -375,6 +390,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         tags=tuple(data["tags"]),
         markers=tuple(data["markers"]),
         message=data["message"].strip(),
+        message_when={variant: text.strip() for variant, text in message_when.items()},
         description=data["description"].strip(),
         rationale=data["rationale"].strip(),
         matcher_kind=kind,

@@ -13,6 +13,7 @@ from typing import Iterator
 
 from rocmlint.findings import excerpt
 from rocmlint.matchers import Capture, Match
+from rocmlint.cpp.wave import keeps_to_32_lane_groups
 from rocmlint.cpp.preprocessor import MacroFact, MacroTable, condition_names_platform, condition_value, scan_directives
 
 # --- ROCM206: __CUDA_ARCH__ feature gates ------------------------------------------------------
@@ -338,15 +339,19 @@ def lane_arrays_sized_32(source, matcher) -> Iterator[Match]:
         subscripts = _subscripts(match.group(2))
         if not any(i < len(subscripts) and _LANE_INDEX.match(subscripts[i]) for i in sized_32):
             continue
-        site = source.wave_context.at(match.start())
-        if site is None or _bounded_to_32(text, match.start(), subscripts):
+        if _bounded_to_32(text, match.start(), subscripts):
             continue
+        site = source.wave_context.at(match.start())
         flagged.add(name)
         line, _ = source.position(start)
-        yield Match(
-            start, end, gate=gates.reason(line, matcher.check_amd_side),
-            captures={"NAME": Capture(name, start, start + len(name)), "WAVE": Capture(site.describe(), start, end)},
-        )
+        gate = gates.reason(line, matcher.check_amd_side)
+        captures = {"NAME": Capture(name, start, start + len(name))}
+        if site is None:
+            # Lanes of a 32-lane group index it whole: reported where the project has no AMD side.
+            yield Match(start, end, gate=keeps_to_32_lane_groups(gate), captures=captures, variant="no-wave-site")
+            continue
+        captures["WAVE"] = Capture(site.describe(), start, end)
+        yield Match(start, end, gate=gate, captures=captures)
 
 
 def _bounded_to_32(text: str, use: int, subscripts: list[str]) -> bool:

@@ -31,8 +31,9 @@ def apply_project_model(
     added to them."""
     from dataclasses import replace as replaced
 
-    from rocmlint.build.project_root import find_project_root, nvidia_only_subproject
+    from rocmlint.build.project_root import find_project_root, nvidia_only_subproject, project_kind
     from rocmlint.cpp.astgrep import NVCC_COMPILES_IT
+    from rocmlint.cpp.wave import KEEPS_TO_32_LANE_GROUPS, keeps_to_32_lane_groups
 
     by_id = {c.id: c for c in checks}
     by_path: dict[str, list[int]] = {}
@@ -45,6 +46,10 @@ def apply_project_model(
         if check is None or not check.gated:
             continue
         if "cpp" in check.languages and language_of(finding.path) == "cpp":
+            if finding.gate == KEEPS_TO_32_LANE_GROUPS and project_kind(finding.path) != "amd":
+                # 32-lane code in a project with no AMD side: which lanes it means on AMD is
+                # for the port to decide, so it is reported (rocmlint.cpp.wave).
+                findings[index] = replaced(finding, gate=None)
             by_path.setdefault(finding.path, []).append(index)  # the build may compile it for ROCm: asked below
         elif finding.gate is None and (subproject := nvidia_only_subproject(finding.path)) is not None:
             findings[index] = replaced(finding, gate=subproject)
@@ -101,11 +106,15 @@ def apply_project_model(
                     gate = gates.reason(line, check.check_amd_side)
                     if gate is None and check.hip_only and not gates.on_amd_side(line) and not absolute.lower().endswith(".hip"):
                         gate = NVCC_COMPILES_IT
+                    if (findings[index].gate or "").endswith(KEEPS_TO_32_LANE_GROUPS):
+                        gate = keeps_to_32_lane_groups(gate)
                     findings[index] = replaced(findings[index], gate=gate)
         for index in indexes:
             finding = findings[index]
             if finding.gate == NVCC_COMPILES_IT and (model.amd_only or model.verdict(absolute).compiled_for == "rocm"):
                 findings[index] = finding = replaced(finding, gate=None)  # HIP alone compiles this file
+            if finding.gate == KEEPS_TO_32_LANE_GROUPS and project_kind(absolute) != "amd":
+                findings[index] = finding = replaced(finding, gate=None)  # as above, after the project's macros
             if finding.gate is not None:
                 continue
             check = by_id[finding.check_id]
