@@ -560,3 +560,79 @@ def intrinsics_missing_in_hip(source, matcher) -> Iterator[Match]:
         line, _ = source.position(match.start())
         start, end = match.start(1), match.end(1)
         yield Match(start, end, gate=gates.reason(line, matcher.check_amd_side), captures={"FUNC": Capture(match.group(1), start, end)})
+
+
+# --- ROCM217: the compiler's wavefront-size macro -------------------------------------------------
+
+_WAVEFRONT_MACRO = re.compile(r"\b__AMDGCN_WAVEFRONT_SIZE(?:__)?\b")
+_CONDITIONS = ("if", "elif", "ifdef", "ifndef", "elifdef", "elifndef")
+
+
+def amdgcn_wavefront_size_macro(source, matcher) -> Iterator[Match]:
+    """Every read of `__AMDGCN_WAVEFRONT_SIZE` / `__AMDGCN_WAVEFRONT_SIZE__`: a condition that
+    tests it (reported as a test: without the macro the other branch is taken, silently), and
+    a use of its value (an error where the compiler no longer defines it). A use inside the
+    branch of a test of whether it is defined is the test's to report."""
+    code = _code_only(source)
+    gates = source.preprocessor_gates
+    directives = scan_directives(source.text)
+    guarded = _lines_guarded_by_defined(directives, _WAVEFRONT_MACRO)
+    directive_at = {}
+    for directive in directives:
+        for line in range(directive.line, directive.last_line + 1):
+            directive_at[line] = directive
+    reported: set[int] = set()
+    for hit in _WAVEFRONT_MACRO.finditer(code):
+        line, _ = source.position(hit.start())
+        directive = directive_at.get(line)
+        is_test = directive is not None and directive.keyword in _CONDITIONS
+        if (line in guarded and not is_test) or (directive is not None and directive.line in reported):
+            continue
+        if directive is not None:
+            reported.add(directive.line)
+        if is_test:
+            what = f"`#{directive.keyword} {' '.join(directive.text.split())}`"
+            effect = "tests it: without it the condition reads the macro as undefined (0) and the build takes another branch without a word"
+        elif directive is not None and directive.keyword == "define":
+            name = directive.text.split("(")[0].split()[0] if directive.text.split() else "it"
+            what = f"`#define {name}`"
+            effect = f"takes its value: every use of `{name}` fails to compile (undeclared identifier) where the macro is gone"
+        else:
+            what = f"`{hit.group(0)}`"
+            effect = "reads its value: this fails to compile (undeclared identifier) where the macro is gone"
+        start, end = hit.start(), hit.end()
+        yield Match(start, end, gate=gates.reason(line, matcher.check_amd_side),
+                    captures={"WHAT": Capture(excerpt(what), start, end), "EFFECT": Capture(effect, start, end),
+                              "MACRO": Capture(hit.group(0), start, end)})
+
+
+def _lines_guarded_by_defined(directives, name: re.Pattern) -> set[int]:
+    """Lines inside a branch taken only where a macro matching `name` is defined: `#ifdef
+    NAME`, `#if defined(NAME)` (with `&&`), up to the branch's end."""
+    guarded: set[int] = set()
+    stack: list[tuple[int, bool]] = []  # (line the branch starts after, whether it is guarded)
+    for directive in directives:
+        keyword = directive.keyword
+        if keyword in ("if", "ifdef", "ifndef"):
+            stack.append((directive.last_line, _needs_defined(keyword, directive.text, name)))
+        elif keyword in ("elif", "elifdef", "elifndef", "else") and stack:
+            start, guard = stack[-1]
+            if guard:
+                guarded.update(range(start + 1, directive.line))
+            stack[-1] = (directive.last_line, keyword != "else" and _needs_defined(keyword, directive.text, name))
+        elif keyword == "endif" and stack:
+            start, guard = stack.pop()
+            if guard:
+                guarded.update(range(start + 1, directive.line))
+    return guarded
+
+
+def _needs_defined(keyword: str, condition: str, name: re.Pattern) -> bool:
+    if keyword in ("ifdef", "elifdef"):
+        return bool(name.fullmatch(condition.strip()))
+    if keyword in ("if", "elif"):
+        if "||" in condition:
+            return False
+        return any(not negated and name.fullmatch(word)
+                   for negated, word in re.findall(r"(!?)\s*\bdefined\s*\(?\s*(\w+)", condition))
+    return False
