@@ -112,6 +112,7 @@ SCHEMA = {
     "hipify-gated": ("bool-or-regex", False),
     "project-macro-gate": ("str-list", False),
     "amd-only-gated": (bool, False),
+    "cuda-build": (bool, False),
     "target": (TARGET, False),
     "fix": (FIX, True),
     "references": ("str-list", True),
@@ -297,6 +298,10 @@ class Check:
     # Hits in a project that builds for AMD only are gated: what the check flags means
     # something else only in code carried over from CUDA.
     amd_only_gated: bool = False
+    # The check is about code the project's CUDA build compiles (ROCm-only code that breaks it):
+    # the project pass gates hits in files the CUDA build never reads, instead of those the ROCm
+    # build never reads.
+    cuda_build: bool = False
     # Hits are gated where the project itself defines one of these macros for HIP (a shim
     # header that defines __CUDA_ARCH__ makes `#if __CUDA_ARCH__` tests mean something there).
     project_macro_gate: tuple[str, ...] = ()
@@ -401,6 +406,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         hip_only=data.get("hip-only", False),
         hipify_gated=data.get("hipify-gated", False),
         amd_only_gated=data.get("amd-only-gated", False),
+        cuda_build=data.get("cuda-build", False),
         project_macro_gate=tuple(data.get("project-macro-gate", ())),
         python_file_names=tuple(data.get("python-file-names", ())),
         measured=measured,

@@ -636,3 +636,57 @@ def _needs_defined(keyword: str, condition: str, name: re.Pattern) -> bool:
         return any(not negated and name.fullmatch(word)
                    for negated, word in re.findall(r"(!?)\s*\bdefined\s*\(?\s*(\w+)", condition))
     return False
+
+
+# --- ROCM220: ROCm-only code where the CUDA build compiles it -------------------------------------
+
+# Headers that only a ROCm installation provides: HIP's own (`hip/...`; HIP for the NVIDIA
+# platform is a separate install few NVIDIA machines have) and the ROCm libraries.
+_ROCM_HEADER = re.compile(
+    r'^\s*[<"]\s*((?:hip|hipcub|hipblas|hipblaslt|hipsparse|hipsparselt|hipfft|hiprand|hipsolver|hiptensor|rocblas|'
+    r"rocprim|rocrand|rocsparse|rocsolver|rocfft|rocwmma|rocthrust|rccl|miopen|migraphx|ck|ck_tile|roctracer|"
+    r'rocprofiler|rocm_smi|amd_smi|hsa)/[^>"]+|(?:hipblas|hipblaslt|rocblas|rccl|hipcub|hiprand|hipfft|hipsparse|'
+    r'hipsolver)\.h(?:pp)?)\s*[>"]'
+)
+_AMDGCN_BUILTIN = re.compile(r"\b__builtin_amdgcn_\w+")
+
+
+def rocm_only_code(source, matcher) -> Iterator[Match]:
+    """`#include` of a header only ROCm provides, and calls of `__builtin_amdgcn_*`, outside
+    every GPU stack test: code the CUDA build compiles too, unless the project says otherwise
+    (the project pass asks which files the CUDA build reads). Each include is reported; the
+    builtins once per file, at the first, with how many there are. `.hip` files are HIP
+    source and left alone."""
+    if (source.path or "").lower().endswith(".hip"):
+        return
+    gates = source.preprocessor_gates
+    for directive in scan_directives(source.text) if "#" in source.text else ():
+        if directive.keyword not in ("include", "include_next"):
+            continue
+        header = _ROCM_HEADER.match(directive.text)
+        if header is None:
+            continue
+        start = source.line_starts[directive.line - 1]
+        end = start + len(source.line_text(directive.line).rstrip())
+        what = f"`#include {directive.text.strip()}`"
+        yield Match(start, end, gate=gates.reason(directive.line, matcher.check_amd_side),
+                    captures={"WHAT": Capture(what, start, end), "NEEDS": Capture(_header_needs(header.group(1)), start, end)})
+    if "__builtin_amdgcn_" not in source.text:
+        return
+    code = _code_only(source)
+    builtins = [(hit, source.position(hit.start())[0]) for hit in _AMDGCN_BUILTIN.finditer(code)]
+    ungated = [(hit, line) for hit, line in builtins if gates.reason(line, matcher.check_amd_side) is None]
+    chosen = ungated or builtins
+    if chosen:
+        hit, line = chosen[0]
+        more = len(ungated) - 1 if ungated else len(builtins) - 1
+        what = f"`{hit.group(0)}`" + (f" (and {more} more AMD builtin call{'s' if more != 1 else ''} in this file)" if more > 0 else "")
+        yield Match(hit.start(), hit.end(), gate=gates.reason(line, matcher.check_amd_side),
+                    captures={"WHAT": Capture(what, hit.start(), hit.end()),
+                              "NEEDS": Capture("nvcc has no AMD GPU builtins", hit.start(), hit.end())})
+
+
+def _header_needs(header: str) -> str:
+    if header.startswith("hip/"):
+        return "nvcc finds HIP's headers only where HIP is installed for the NVIDIA platform"
+    return "nvcc finds it only on a machine with ROCm installed, and it declares AMD-only code"

@@ -174,7 +174,7 @@ def _source_verdicts(model: ProjectModel, facts: BuildFacts, overrides: Override
         if path in rocm and path in cuda:
             model.verdicts[path] = FileVerdict("both")
         elif path in rocm:
-            model.verdicts[path] = FileVerdict("rocm")
+            model.verdicts[path] = FileVerdict("rocm", origin=f"{rocm[path].describe()} compiles it for the ROCm build")
         elif model.has_rocm_side:
             where = cuda[path].describe()
             model.verdicts[path] = FileVerdict(

@@ -26,7 +26,7 @@ import re
 from collections import defaultdict
 
 from rocmlint.build import CUDA, ROCM, BuildFacts
-from rocmlint.cpp.preprocessor import NVIDIA_COMPILER_ONLY, ConditionUnderHip, MacroFact, MacroTable
+from rocmlint.cpp.preprocessor import NVIDIA_COMPILER_ONLY, ConditionUnderHip, MacroFact, MacroTable, nvidia_side_table
 from rocmlint.project.model import (
     _HEADER_SUFFIXES,
     _HIP_BUILD_MACROS,
@@ -152,6 +152,30 @@ def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], 
         )
     _component_tables(model, edges, sources, learned, platform, definitions)
     _shims(model, index, walk, include_dirs)
+    if model.has_rocm_side and model.amd_only is None:
+        _cuda_build_reach(model, index, table, sources, include_dirs)
+
+
+def _cuda_build_reach(model, index: ProjectSources, table: MacroTable, sources: list[str], include_dirs) -> None:
+    """The files the project's CUDA build reads: every source it compiles, every source of the
+    project's own that no build names (unknown means both) unless it is HIP source (`.hip`, or
+    named for HIP), and the headers they include in branches nvcc may compile (the ROCm side of
+    stack tests left out). Checks of code nvcc compiles ask it (`ProjectModel.cuda_build_gate`)."""
+    def is_root(path: str) -> bool:
+        verdict = model.verdicts.get(path, FileVerdict("unknown")).compiled_for
+        if verdict == "cuda":
+            return True
+        if verdict not in ("both", "unknown") or os.path.splitext(path)[1].lower() in _HEADER_SUFFIXES:
+            return False
+        # A source named for HIP (`hip_fmha/`, `rocm/`, `*_hip.cpp`) that a build's glob takes
+        # for both is the ROCm build's: what the CUDA build reads of it, it includes.
+        if path.lower().endswith(".hip") or _under_hip_name(path):
+            return False
+        return verdict == "both" or vendored_directory(model, path) is None
+
+    walk = _Walk(index, nvidia_side_table(table), include_dirs)
+    walk.run([p for p in sources if is_root(p)])
+    model.cuda_reached = frozenset(walk.live)
 
 
 class _Walk:
@@ -417,6 +441,16 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
 
 
 _DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;{}()]*?\b(__[a-z]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?\{")
+
+
+def _under_hip_name(path: str) -> bool:
+    """A file named for HIP, or in a folder of the project named for it at any depth
+    (`hip_fmha/instances/`, `csrc/rocm/`)."""
+    from rocmlint.build.project_root import folders_in_project
+    from rocmlint.platforms import names_rocm
+
+    below = folders_in_project(path) or ""
+    return names_rocm(os.path.splitext(os.path.basename(path))[0]) or any(names_rocm(part) for part in below.split("/") if part)
 
 
 def _names_cuda(path: str) -> bool:

@@ -79,7 +79,7 @@ def apply_project_model(
             declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
             if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
                 for index in indexes:
-                    if findings[index].gate is None:
+                    if findings[index].gate is None and not by_id[findings[index].check_id].cuda_build:
                         findings[index] = replaced(findings[index], gate=f"CUDA-only: declared in {overrides.where} cuda-only")
             continue
         model = models.get(root)
@@ -118,6 +118,12 @@ def apply_project_model(
             if finding.gate is not None:
                 continue
             check = by_id[finding.check_id]
+            if check.cuda_build:
+                # Code nvcc must not see: what matters is whether the CUDA build reads the file.
+                why = model.cuda_build_gate(absolute)
+                if why is not None:
+                    findings[index] = replaced(finding, gate=why)
+                continue
             hipified = model.hipify_gate(absolute) if _hipify_rewrites(check.hipify_gated, finding) else None
             defined = next(
                 (table.lookup(name) for name in check.project_macro_gate if table.lookup(name).reason), None

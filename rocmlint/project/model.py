@@ -69,6 +69,9 @@ class ProjectModel:
     hipified: dict[str, str] = field(default_factory=dict)  # file -> why the ROCm build hipifies it
     tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
     sources: object | None = None  # the ProjectSources the pass read (directives of every file)
+    # The files the CUDA build reads (compiles or includes), in a project with both builds;
+    # None where no CUDA-side walk was made (no ROCm side: every file is NVIDIA's).
+    cuda_reached: frozenset[str] | None = None
     problems: list[str] = field(default_factory=list)
     files: object | None = None  # the ProjectFiles every file of the project is read through
 
@@ -89,6 +92,19 @@ class ProjectModel:
         """Why the ROCm build never compiles this file, or None."""
         verdict = self.verdict(path)
         return verdict.reason if verdict.compiled_for in ("cuda", "none") else None
+
+    def cuda_build_gate(self, path: str) -> str | None:
+        """Why the project's CUDA build never compiles this file, or None (it may)."""
+        if self.amd_only:
+            return self.amd_only
+        verdict = self.verdict(path)
+        if verdict.compiled_for == "rocm":
+            where = f": {verdict.origin}" if verdict.origin else ""
+            return f"ROCm-only: the CUDA build never compiles it{where}"
+        if self.cuda_reached is not None and os.path.abspath(path) not in self.cuda_reached:
+            return ("ROCm-only: the CUDA build compiles no source named for HIP, and no file it compiles includes this one "
+                    "where nvcc reads it")
+        return None
 
     def macros_for(self, path: str) -> MacroTable:
         component = self.component_of.get(os.path.abspath(path))
