@@ -92,6 +92,13 @@ class SourceFile:
         return blank_comments_and_literals(self.text, strings=strings).split("\n")
 
     @cached_property
+    def code_only(self) -> str:
+        """The C/C++ text with comments and string literals blanked, at the same offsets."""
+        from rocmlint.cpp.cuda_syntax import blank_comments_and_literals
+
+        return blank_comments_and_literals(self.text)
+
+    @cached_property
     def amd_native(self) -> str | None:
         """Why this C/C++ file is written for AMD GPUs (it uses AMD-only builtins or Composable
         Kernel outside any GPU stack test), or None."""

@@ -66,7 +66,7 @@ FIX = {
 }
 # How a project's HIP shim header gates a check's hits on an intrinsic call: a shim that
 # redefines the intrinsic without its mask argument, or any AMD-side definition of it.
-SHIM_GATES = ("mask-dropping", "any-definition")
+SHIM_GATES = ("mask-dropping", "any-definition", "cuda-runtime")
 # The cases in which a matcher says a hit with another message than the check's `message`
 # (`message-when`): "no-wave-site", a 32-lane hit of a `context: wavefront` matcher that meets
 # no whole-wavefront site (rocmlint.cpp.wave), reported where the project has no AMD side.

@@ -295,10 +295,8 @@ def _size_match(source, gates, matcher, start: int, end: int, size: int, limit_t
 
 
 def _code_only(source) -> str:
-    """The file with comments and string literals blanked (same offsets)."""
-    from rocmlint.cpp.cuda_syntax import blank_comments_and_literals
-
-    return blank_comments_and_literals(source.text)
+    """The file with comments and string literals blanked (same offsets), read once per file."""
+    return source.code_only
 
 
 # --- ROCM215: per-lane arrays sized 32 ----------------------------------------------------------
@@ -690,3 +688,195 @@ def _header_needs(header: str) -> str:
     if header.startswith("hip/"):
         return "nvcc finds HIP's headers only where HIP is installed for the NVIDIA platform"
     return "nvcc finds it only on a machine with ROCm installed, and it declares AMD-only code"
+
+
+# --- ROCM218 / ROCM219: the CUDA runtime surface ---------------------------------------------------
+
+# Definitions in a file (a macro, a function) of names that look like CUDA's: the project's own.
+_DEFINED_NAME = re.compile(
+    r"#[ \t]*define[ \t]+((?:cu|CU|__nv|nv_)\w*)|\b((?:cu|CU|__nv|nv_)\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*(?:const\s*)?\{"
+)
+
+
+def _defined_names(code: str) -> set[str]:
+    return {hit.group(1) or hit.group(2) for hit in _DEFINED_NAME.finditer(code)}
+_CONDITION_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
+
+
+def cuda_runtime_not_hipified(source, matcher) -> Iterator[Match]:
+    """One hit per file that uses the CUDA runtime surface (rocmlint.cpp.cuda_api): headers,
+    runtime and driver API names, bf16/fp8 types. It is at the first use outside every GPU
+    stack test and names what the file uses; whether the project's build hipifies the file is
+    the project pass's to say (the check is `hipify-gated`). Names the file defines itself, and
+    names in preprocessor conditions (`#if CUDART_VERSION`), are not uses."""
+    from rocmlint.cpp.cuda_api import RUNTIME_HEADER, RUNTIME_NAME, WITHOUT_HIP_COUNTERPART
+
+    code = _code_only(source)
+    gates = source.preprocessor_gates
+    uses: list[tuple[int, int, str, int]] = []  # (start, end, name, line)
+    for directive in scan_directives(source.text) if "#" in source.text else ():
+        if directive.keyword == "include":
+            header = RUNTIME_HEADER.match(directive.text)
+            if header:
+                start = source.line_starts[directive.line - 1]
+                uses.append((start, start + len(source.line_text(directive.line).rstrip()), f"<{header.group(1)}>", directive.line))
+    own = _defined_names(code) if "define" in code or "{" in code else set()
+    for hit in RUNTIME_NAME.finditer(code):
+        name = hit.group(0)
+        if name in own or name in WITHOUT_HIP_COUNTERPART:
+            continue
+        line, _ = source.position(hit.start())
+        if _CONDITION_LINE.match(source.line_text(line)):
+            continue
+        uses.append((hit.start(), hit.end(), name, line))
+    if not uses:
+        return
+    uses.sort()
+    ungated = [use for use in uses if gates.reason(use[3], matcher.check_amd_side) is None]
+    counted = ungated or uses
+    distinct = list(dict.fromkeys(name for _, _, name, _ in counted))
+    start, end, _, line = counted[0]
+    shown = ", ".join(f"`{name}`" for name in distinct[:4]) + (f" and {len(distinct) - 4} more" if len(distinct) > 4 else "")
+    count = f"{len(distinct)} CUDA runtime name{'s' if len(distinct) != 1 else ''}"
+    yield Match(start, end, gate=gates.reason(line, matcher.check_amd_side),
+                captures={"COUNT": Capture(count, start, end), "NAMES": Capture(shown, start, end)})
+
+
+def cuda_api_without_hip_counterpart(source, matcher) -> Iterator[Match]:
+    """Each use of a CUDA runtime name HIP has no counterpart for (rocmlint.cpp.cuda_api)."""
+    from rocmlint.cpp.cuda_api import WITHOUT_HIP_COUNTERPART
+
+    code = _code_only(source)
+    gates = source.preprocessor_gates
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, WITHOUT_HIP_COUNTERPART)) + r")\b")
+    own = None
+    for hit in pattern.finditer(code):
+        name = hit.group(1)
+        own = _defined_names(code) if own is None else own
+        if name in own:
+            continue
+        line, _ = source.position(hit.start())
+        missing = WITHOUT_HIP_COUNTERPART[name]
+        start, end = hit.start(), hit.end()
+        yield Match(start, end, gate=gates.reason(line, matcher.check_amd_side),
+                    captures={"NAME": Capture(name, start, end), "WHAT": Capture(missing.what, start, end),
+                              "INSTEAD": Capture(missing.instead, start, end), "EVIDENCE": Capture(missing.evidence, start, end)})
+
+
+# --- ROCM221: host code sized by a compile-time warp size -----------------------------------------
+
+# Names that say warp size (ROCM204's); a lower-case one counts only where the file defines it
+# as a number (`constexpr int warp_size = 32;`), not a run-time value (`= prop.warpSize`).
+_WARP_SIZE_NAME = re.compile(r"(?i)^(?:k_?)?(?:warp_?size|threads_?per_?warp|lanes?_?per_?warp|warp_?threads|warp_?lanes)$")
+_WARP_SIZE_WORD = re.compile(r"\b(?:[Kk]_?)?(?:[Ww][Aa][Rr][Pp]_?[Ss][Ii][Zz][Ee]|\w*[Pp][Ee][Rr]_?[Ww][Aa][Rr][Pp]|[Ww][Aa][Rr][Pp]_?(?:[Tt][Hh][Rr][Ee][Aa][Dd][Ss]|[Ll][Aa][Nn][Ee][Ss]))\b")
+_NUMBER_DEFINITION = r"(?:#[ \t]*define[ \t]+{name}[ \t]+\(?\s*\d+[uU]?\s*\)?[ \t]*$|\b(?:constexpr|const)\b[^;=()]*\b{name}\s*=\s*\d+[uU]?\s*;)"
+# A condition that picks a value per AMD target, which only the device pass can see.
+_PER_TARGET = re.compile(r"__GFX\d+__|__gfx\w+__|__AMDGCN_WAVEFRONT_SIZE|__HIP_DEVICE_COMPILE__|__AMDGCN__")
+_LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>)?\s*<<<")
+
+
+def host_warp_size(source, matcher) -> Iterator[Match]:
+    """Host functions that size work with a compile-time warp size: a warp-size constant
+    (`WARP_SIZE`, `kWarpSize`), or a launch whose block is one 32-thread warp
+    (`k<<<n, 32>>>`). One hit per host function, at the first such place. Reported where the
+    constant is chosen per AMD target (the host pass sees only its fallback), or where a
+    kernel the function launches works with the whole wavefront (rocmlint.cpp.wave);
+    elsewhere gated as keeping to 32-lane groups, which the project pass reports in projects
+    with no AMD side."""
+    code = _code_only(source)
+    words = {w for w in set(_WARP_SIZE_WORD.findall(code)) if _WARP_SIZE_NAME.match(w)}
+    if not words and "<<<" not in code:
+        return
+    constants = {w for w in words if not w[0].islower() or re.search(_NUMBER_DEFINITION.format(name=re.escape(w)), code, re.M)}
+    per_target = _per_target_constants(source, constants)
+    context = source.wave_context
+    kernels = {f.name: f for f in context.functions if f.runs_on != "host" and f.name}
+    gates = source.preprocessor_gates
+    constant_word = re.compile(r"\b(" + "|".join(map(re.escape, sorted(constants))) + r")\b") if constants else None
+    for function in context.functions:
+        if function.runs_on != "host":
+            continue
+        body = code[function.start : function.end]
+        places: list[tuple[int, int, str]] = []
+        if constant_word is not None:
+            hit = constant_word.search(body)
+            if hit:
+                places.append((function.start + hit.start(), function.start + hit.end(), f"`{hit.group(1)}`"))
+        launched = []
+        for launch in _LAUNCH.finditer(body):
+            launched.append(launch.group(1))
+            arguments = _launch_arguments(body, launch.end())
+            if len(arguments) >= 2 and _one_warp_block(arguments[1][0], constants):
+                at = function.start + arguments[1][1]
+                places.append((at, at + len(arguments[1][0]), f"a block of one 32-thread warp (`{arguments[1][0]}`)"))
+        if not places:
+            continue
+        start, end, what = min(places)
+        line, _ = source.position(start)
+        gate = gates.reason(line, matcher.check_amd_side)
+        captures = {"WHAT": Capture(what, start, end)}
+        named = re.match(r"`(\w+)`$", what)
+        if named and named.group(1) in per_target:
+            where = per_target[named.group(1)]
+            captures["WAVE"] = Capture(f"`{named.group(1)}` is chosen per AMD target in the device pass (line {where}), so the host pass sees only its fallback", start, end)
+            yield Match(start, end, gate=gate, captures=captures)
+            continue
+        site = next((context.at(kernels[name].start) for name in launched if name in kernels and context.at(kernels[name].start)), None)
+        if site is not None:
+            captures["WAVE"] = Capture(f"it sizes a launch of a kernel that works with the whole wavefront ({site.describe()})", start, end)
+            yield Match(start, end, gate=gate, captures=captures)
+            continue
+        yield Match(start, end, gate=keeps_to_32_lane_groups(gate), captures=captures, variant="no-wave-site")
+
+
+def _launch_arguments(text: str, start: int) -> list[tuple[str, int]]:
+    """The arguments of a launch configuration starting at `start` (after `<<<`), each with
+    its offset in `text`."""
+    arguments, depth, current, offset = [], 0, "", start
+    for index in range(start, min(len(text), start + 400)):
+        char = text[index]
+        if text.startswith(">>>", index) and depth == 0:
+            break
+        if char in "([{<":
+            depth += 1
+        elif char in ")]}>":
+            depth -= 1
+        if char == "," and depth == 0:
+            arguments.append((current, offset))
+            current, offset = "", index + 1
+            continue
+        current += char
+    arguments.append((current, offset))
+    cleaned = []
+    for argument, at in arguments:
+        stripped = argument.strip()
+        cleaned.append((stripped, at + (len(argument) - len(argument.lstrip()))))
+    return cleaned
+
+
+def _one_warp_block(argument: str, constants: set[str]) -> bool:
+    names = "|".join(map(re.escape, sorted(constants)))
+    single = rf"(?:32[uU]?{'|' + names if names else ''})"
+    return bool(re.fullmatch(rf"\(?\s*{single}\s*\)?|dim3\s*[({{]\s*{single}\s*(?:,\s*1\s*){{0,2}}[)}}]", argument))
+
+
+def _per_target_constants(source, constants: set[str]) -> dict[str, int]:
+    """Constants this file defines under a test of the AMD target (`#if defined(__GFX9__)`):
+    line of the definition, by name."""
+    if not constants or not _PER_TARGET.search(source.text):
+        return {}
+    found: dict[str, int] = {}
+    open_conditions: list[str] = []
+    for directive in scan_directives(source.text):
+        keyword = directive.keyword
+        if keyword in ("if", "ifdef", "ifndef"):
+            open_conditions.append(directive.text)
+        elif keyword in ("elif", "elifdef", "elifndef", "else") and open_conditions:
+            open_conditions[-1] = open_conditions[-1] + " " + directive.text
+        elif keyword == "endif" and open_conditions:
+            open_conditions.pop()
+        elif keyword == "define":
+            name = directive.text.split("(")[0].split()[0] if directive.text.split() else ""
+            if name in constants and any(_PER_TARGET.search(c) for c in open_conditions):
+                found.setdefault(name, directive.line)
+    return found

@@ -69,6 +69,18 @@ class _Function:
     name: str | None
     sites: list[tuple[int, str, str]] = field(default_factory=list)  # (offset, description, kind) of its own
     calls: set[str] = field(default_factory=set)
+    body: int = -1  # where its body starts
+
+
+@dataclass(frozen=True)
+class FunctionSpan:
+    """A function of the file: where it is, its name, and where its code runs: "device"
+    (`__global__`, `__device__`), "host" (neither, or `__host__` alone) or "both"."""
+
+    start: int
+    end: int
+    name: str | None
+    runs_on: str
 
 
 @dataclass(frozen=True)
@@ -84,9 +96,10 @@ class WaveSite:
 class WaveContext:
     """Per function: the first whole-wavefront site that reaches it (see the module docstring)."""
 
-    def __init__(self, spans: list[tuple[int, int, WaveSite | None]]):
+    def __init__(self, spans: list[tuple[int, int, WaveSite | None]], functions: tuple[FunctionSpan, ...] = ()):
         self._spans = sorted(spans)
         self._starts = [s for s, _, _ in self._spans]
+        self.functions = functions  # every function of the file, in order
 
     def at(self, offset: int) -> WaveSite | None:
         """The whole-wavefront site that meets the innermost function containing `offset`."""
@@ -125,7 +138,9 @@ def wave_context(source) -> WaveContext:
     for node in nodes:
         if node.kind() == "function_definition":
             r = node.range()
-            functions.append(_Function(r.start.index, r.end.index, _function_name(node)))
+            body = node.field("body")
+            functions.append(_Function(r.start.index, r.end.index, _function_name(node),
+                                       body=body.range().start.index if body is not None else r.start.index))
     # A hit belongs to every function that holds it (a function nested in another, to both).
     functions.sort(key=lambda f: (f.start, -f.end))
     holders = _Holders(functions)
@@ -190,7 +205,23 @@ def wave_context(source) -> WaveContext:
             offset, what, _ = min(candidates, key=lambda s: (_PRIORITY[s[2]], 0 if s in function.sites else 1, s[0]))
             site = WaveSite(offset, source.position(offset)[0], what)
         spans.append((function.start, function.end, site))
-    return WaveContext(spans)
+    code = source.code_only
+    spans_of = tuple(FunctionSpan(f.start, f.end, f.name, _runs_on(code, f.start, f.body)) for f in functions)
+    return WaveContext(spans, spans_of)
+
+
+_QUALIFIER = re.compile(r"\b(__global__|__device__|__host__)\b")
+
+
+def _runs_on(code: str, start: int, body: int) -> str:
+    """Where a function runs, from the qualifiers of its declaration: the blanked CUDA syntax
+    leaves them before the node the grammar sees, so the text back to the end of the previous
+    declaration is read too."""
+    before = max(code.rfind(";", 0, start), code.rfind("}", 0, start), code.rfind("{", 0, start))
+    qualifiers = set(_QUALIFIER.findall(code[before + 1 : body]))
+    if "__global__" in qualifiers or ("__device__" in qualifiers and "__host__" not in qualifiers):
+        return "device"
+    return "both" if "__device__" in qualifiers else "host"
 
 
 class _Holders:

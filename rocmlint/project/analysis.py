@@ -26,6 +26,7 @@ import re
 from collections import defaultdict
 
 from rocmlint.build import CUDA, ROCM, BuildFacts
+from rocmlint.cpp.cuda_api import RUNTIME_NAME
 from rocmlint.cpp.preprocessor import NVIDIA_COMPILER_ONLY, ConditionUnderHip, MacroFact, MacroTable, nvidia_side_table
 from rocmlint.project.model import (
     _HEADER_SUFFIXES,
@@ -406,13 +407,33 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
                 drops_mask = bool(mask) and mask not in _IDENT.findall(definition.body)
             model.shims.setdefault(name, []).append(Shim(name, definition.path, definition.line, drops_mask))
             shim_files.add(definition.path)
+    # CUDA runtime names a HIP shim header renames for HIP (`#define cudaMalloc hipMalloc`,
+    # llama.cpp's vendors/hip.h): the files that include it use them as HIP.
+    for name, entries in walk.live_definitions.items():
+        if not RUNTIME_NAME.fullmatch(name):
+            continue
+        for definition, in_platform, _ in entries:
+            sites = walk.include_sites.get(definition.path, [])
+            if in_platform or (sites and all(p for _, p in sites)) or _names_hip(definition.path):
+                model.shims.setdefault(name, []).append(Shim(name, definition.path, definition.line, None))
+                model.runtime_shims[definition.path] = model.runtime_shims.get(definition.path, 0) + 1
+                shim_files.add(definition.path)
     # Device functions a HIP shim header defines under an intrinsic's name (llama.cpp's
-    # vendors/hip.h defines `__vsub4`, `__vcmpne4`, ... as `__device__` functions).
+    # vendors/hip.h defines `__vsub4`, `__vcmpne4`, ... as `__device__` functions), and CUDA
+    # types it names for HIP types (`typedef __hip_bfloat16 nv_bfloat16;`).
     for path in walk.live:
         sites = walk.include_sites.get(path, [])
         if not (_names_hip(path) or (sites and all(p for _, p in sites) and not _names_cuda(path))):
             continue
         text = model.read_text(path)
+        if text and ("typedef" in text or "using" in text):
+            for match in _TYPE_ALIAS.finditer(text):
+                name = match.group(1) or match.group(2)
+                if RUNTIME_NAME.fullmatch(name):
+                    line = text.count("\n", 0, match.start()) + 1
+                    model.shims.setdefault(name, []).append(Shim(name, path, line, None))
+                    model.runtime_shims[path] = model.runtime_shims.get(path, 0) + 1
+                    shim_files.add(path)
         if not text or "__device__" not in text:
             continue
         for match in _DEVICE_FUNCTION.finditer(text):
@@ -440,6 +461,7 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
         model.shim_users[shim_file] = frozenset(users)
 
 
+_TYPE_ALIAS = re.compile(r"\btypedef\s+[^;{}()]*?\b(\w+)\s*;|\busing\s+(\w+)\s*=")
 _DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;{}()]*?\b(__[a-z]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?\{")
 
 

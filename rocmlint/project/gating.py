@@ -136,6 +136,10 @@ def apply_project_model(
                 findings[index] = replaced(finding, gate=hipified)
             elif defined is not None and defined.defined is not False:
                 findings[index] = replaced(finding, gate=f"the project defines it for HIP: {defined.reason}")
+            elif check.shim_gated == "cuda-runtime":
+                renamed = model.runtime_shim_for(absolute)
+                if renamed is not None:
+                    findings[index] = replaced(finding, gate=renamed)
             elif check.shim_gated:
                 callee = _callee_at(finding)
                 dropping_mask = check.shim_gated == "mask-dropping"
@@ -227,11 +231,14 @@ def _hipify_rewrites(hipify_gated: bool | str, finding: Finding) -> bool:
 
 
 _CALLEE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\b")
 
 
 def _callee_at(finding: Finding) -> str | None:
+    """The function called where the finding starts, or the name there (a CUDA enumerator a
+    shim may define as well as a function)."""
     text = finding.context.get(finding.line, "")[finding.col :]
-    match = _CALLEE.match(text)
+    match = _CALLEE.match(text) or _NAME.match(text)
     return match.group(1) if match else None
 
 

@@ -65,6 +65,8 @@ class ProjectModel:
     tables: dict[int, MacroTable] = field(default_factory=dict)
     shims: dict[str, list[Shim]] = field(default_factory=dict)  # intrinsic -> shims
     shim_users: dict[str, frozenset[str]] = field(default_factory=dict)  # shim file -> files that include it
+    # HIP shim file -> how many CUDA runtime names it renames for HIP (rocmlint.cpp.cuda_api)
+    runtime_shims: dict[str, int] = field(default_factory=dict)
     vendored: dict[str, str] = field(default_factory=dict)  # vendored directory -> how it is known
     hipified: dict[str, str] = field(default_factory=dict)  # file -> why the ROCm build hipifies it
     tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
@@ -152,6 +154,15 @@ class ProjectModel:
         for shim in self.shims.get(callee, ()):
             if (shim.drops_mask or not dropping_mask) and path in self.shim_users.get(shim.path, ()):
                 return shim
+        return None
+
+    def runtime_shim_for(self, path: str) -> str | None:
+        """Why the file's CUDA runtime names are HIP's on AMD: a HIP shim header it includes
+        renames them (`#define cudaMalloc hipMalloc`), or None."""
+        path = os.path.abspath(path)
+        for shim_file, count in sorted(self.runtime_shims.items()):
+            if path in self.shim_users.get(shim_file, ()):
+                return f"HIP shim: {self.relative(shim_file)} renames {count} CUDA runtime names for HIP"
         return None
 
     def relative(self, path: str) -> str:
