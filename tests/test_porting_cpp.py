@@ -182,3 +182,20 @@ def test_rocm_only_code_of_a_project_that_builds_for_amd_only_is_not_reported(cw
     document = _scan(_project(cwd / "p", files), "--select", "ROCM220")
     assert document["findings"] == []
     assert "builds for AMD only" in document["gated"][0]["gate"]
+
+
+def test_a_makefile_that_compiles_with_hipcc_builds_for_amd_only(cwd):
+    makefile = "CXX = hipcc\nCFLAGS = --offload-arch=gfx942\nall: bench\nbench: bench.cu\n\t$(CXX) $(CFLAGS) -o $@ bench.cu\n"
+    cmake = (
+        "project(p LANGUAGES CXX)\nif(USE_ROCM)\n  enable_language(HIP)\nelse()\n  enable_language(CUDA)\n"
+        "  set(CMAKE_CUDA_ARCHITECTURES 90)\nendif()\nadd_library(p csrc/common.cu)\n"
+    )
+    files = {
+        "CMakeLists.txt": cmake,
+        "csrc/common.cu": "__global__ void k() {}\n",
+        "tools/Makefile": makefile,
+        "tools/bench.cu": "#include <hip/hip_runtime.h>\n",
+    }
+    document = _scan(_project(cwd / "p", files), "--select", "ROCM220")
+    assert document["findings"] == []
+    assert document["gated"][0]["gate"].startswith("ROCm-only: the CUDA build never compiles it: tools/Makefile")

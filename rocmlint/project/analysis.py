@@ -162,6 +162,10 @@ def _cuda_build_reach(model, index: ProjectSources, table: MacroTable, sources: 
     project's own that no build names (unknown means both) unless it is HIP source (`.hip`, or
     named for HIP), and the headers they include in branches nvcc may compile (the ROCm side of
     stack tests left out). Checks of code nvcc compiles ask it (`ProjectModel.cuda_build_gate`)."""
+    # Where the build files name what the CUDA build compiles, that is the CUDA build; where
+    # they name nothing for it, every source of the project's own may be (unknown means both).
+    named = any(v.compiled_for in ("cuda", "both") for v in model.verdicts.values())
+
     def is_root(path: str) -> bool:
         verdict = model.verdicts.get(path, FileVerdict("unknown")).compiled_for
         if verdict == "cuda":
@@ -172,7 +176,14 @@ def _cuda_build_reach(model, index: ProjectSources, table: MacroTable, sources: 
         # for both is the ROCm build's: what the CUDA build reads of it, it includes.
         if path.lower().endswith(".hip") or _under_hip_name(path):
             return False
-        return verdict == "both" or vendored_directory(model, path) is None
+        if verdict == "both":
+            return True
+        if named:
+            return False
+        # No build names it: unknown means both, unless it is written for AMD (it includes HIP's
+        # headers or calls AMD builtins; Composable Kernel): nothing says nvcc ever sees it.
+        text = model.read_text(path) or ""
+        return vendored_directory(model, path) is None and not _WRITTEN_FOR_AMD.search(text)
 
     walk = _Walk(index, nvidia_side_table(table), include_dirs)
     walk.run([p for p in sources if is_root(p)])
@@ -463,6 +474,9 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
 
 _TYPE_ALIAS = re.compile(r"\btypedef\s+[^;{}()]*?\b(\w+)\s*;|\busing\s+(\w+)\s*=")
 _DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;{}()]*?\b(__[a-z]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?\{")
+
+
+_WRITTEN_FOR_AMD = re.compile(r"\b__builtin_amdgcn_\w+|\bck(?:_tile)?::|#\s*include\s*[<\"](?:hip|ck|ck_tile)/")
 
 
 def _under_hip_name(path: str) -> bool:

@@ -103,9 +103,13 @@ class ProjectModel:
         if verdict.compiled_for == "rocm":
             where = f": {verdict.origin}" if verdict.origin else ""
             return f"ROCm-only: the CUDA build never compiles it{where}"
+        directory = vendored_directory(self, os.path.abspath(path))
+        if directory is not None:
+            return (f"vendored: {self.relative(directory)} is {self.vendored[directory]}; the project's own includes "
+                    "of it where the CUDA build compiles them are what is reported")
         if self.cuda_reached is not None and os.path.abspath(path) not in self.cuda_reached:
-            return ("ROCm-only: the CUDA build compiles no source named for HIP, and no file it compiles includes this one "
-                    "where nvcc reads it")
+            return ("ROCm-only: no file the CUDA build compiles includes it where nvcc reads it (the CUDA build compiles "
+                    "the sources its build files name for it, none named for HIP)")
         return None
 
     def macros_for(self, path: str) -> MacroTable:
