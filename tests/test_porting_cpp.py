@@ -199,3 +199,13 @@ def test_a_makefile_that_compiles_with_hipcc_builds_for_amd_only(cwd):
     document = _scan(_project(cwd / "p", files), "--select", "ROCM220")
     assert document["findings"] == []
     assert document["gated"][0]["gate"].startswith("ROCm-only: the CUDA build never compiles it: tools/Makefile")
+
+
+def test_cuda_runtime_in_the_headers_of_an_installed_torch_is_left_to_its_rocm_build(cwd):
+    files = {
+        "site/torch/__init__.py": "",
+        "site/torch/include/ATen/Device.h": "#include <cuda_runtime.h>\ncudaStream_t current();\n",
+    }
+    document = _scan(_project(cwd, files) + "/site/torch", "--select", "ROCM218")
+    assert document["findings"] == []
+    assert "a ROCm PyTorch ships its own hipified headers" in document["gated"][0]["gate"]

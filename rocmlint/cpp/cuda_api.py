@@ -18,11 +18,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Runtime API (functions, types, enumerators: `cuda` and a capital), its math constants, the
+# Runtime API (functions, types, enumerators: `cuda` and a capital word of the API's families;
+# project names such as `cudaElapsedUs` or `cudaAvailable` are not), its math constants, the
 # bf16/fp8 types of cuda_bf16.h and cuda_fp8.h, the driver API (`cu` and a capital; `CU` types;
 # `CUDA_SUCCESS`/`CUDA_ERROR_*` results) and the library data types (`CUDA_R_16F`).
 RUNTIME_NAME = re.compile(
-    r"\b(?:cuda[A-Z]\w*|CUDART_[A-Z][A-Z0-9_]*|__nv_(?:bfloat162?|fp8x?\d?_\w+|fp8_interpretation_t)|nv_bfloat162?"
+    r"\b(?:cuda(?:" + "|".join((
+        "Malloc", "Free", "Memcpy", "Memset", "Mem[A-Z]", "Stream", "Event[A-Z_]", "Device", "Get[A-Z]", "Set[A-Z]",
+        "Launch", "Func", "Occupancy", "Host", "Graph", "Pointer", "Ipc", "Error", "Success", "PeekAtLastError",
+        "Profiler", "Array", "CreateTextureObject", "CreateSurfaceObject", "DestroyTextureObject",
+        "DestroySurfaceObject", "CreateChannelDesc", "ChannelFormat", "Import", "External", "Thread", "Ctx", "Limit",
+        "Driver", "RuntimeGetVersion", "DevAttr", "DataType", "CpuDeviceId", "InvalidDeviceId", "Access", "Texture",
+        "Surface", "Resource", "Extent", "Pos\\b", "PitchedPtr", "ReadMode", "FilterMode", "AddressMode",
+        "BoundaryMode", "ComputeMode", "SharedMem", "Shared[A-Z]", "FuncCache", "Kernel", "Mipmapped", "UserObject",
+        "SignalExternal", "WaitExternal", "Library", "Cluster", "Sync", "Enable", "Disable", "Cooperative",
+        "Uuid", "Flush", "Initialize", "InitDevice", "Tma", "Async", "R_", "C_",
+    )) + r")\w*|CUDART_[A-Z][A-Z0-9_]*|__nv_(?:bfloat162?|fp8x?\d?_\w+|fp8_interpretation_t)|nv_bfloat162?"
     r"|cu(?:Init|Device[A-Z]\w*|Ctx[A-Z]\w*|Module[A-Z]\w*|Launch(?:Kernel|Cooperative|HostFunc)\w*|Mem[A-Z]\w*|"
     r"Stream[A-Z]\w*|Event[A-Z]\w*|Func[A-Z]\w*|Graph[A-Z]\w*|GetErrorString|GetErrorName|DriverGetVersion|"
     r"Occupancy[A-Z]\w*|Pointer[A-Z]\w*|Array[A-Z0-9]\w*|TensorMap[A-Z]\w*|GetProcAddress\w*|Link[A-Z]\w*|"

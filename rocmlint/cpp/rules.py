@@ -695,11 +695,23 @@ def _header_needs(header: str) -> str:
 # Definitions in a file (a macro, a function) of names that look like CUDA's: the project's own.
 _DEFINED_NAME = re.compile(
     r"#[ \t]*define[ \t]+((?:cu|CU|__nv|nv_)\w*)|\b((?:cu|CU|__nv|nv_)\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*(?:const\s*)?\{"
+    r"|\btypedef\b[^;{}]*?\b((?:cu|CU|__nv|nv_)\w*)\s*;|\busing\s+((?:cu|CU|__nv|nv_)\w*)\s*="
+    # a function declared with a return type (`int64_t cudaElapsedUs() const;`), a member with
+    # a trailing underscore (`bool cudaEventCacheEnabled_`): no project declares CUDA's own
+    r"|(?<![\w:])(?!(?:return|else|case|throw|new|delete|sizeof|const|volatile|static|extern|inline|constexpr|typename|"
+    r"struct|class|enum|union|unsigned|signed|goto|using|typedef|co_return|__host__|__device__|__global__)\b)"
+    r"[A-Za-z_][\w:]*(?:<[^<>;(){}]*>)?[\s*&]+(cuda[A-Z]\w*)\s*\(|\b(cuda[A-Z]\w*_)\b"
 )
+# Error-checking helpers projects name after CUDA (`cudaCheck(...)`, `cudaCheckError()`,
+# `cudaSafeCall`): the project's own macros, defined in a header of its own.
+_PROJECT_HELPER = re.compile(r"^cuda(?:Check|Safe|Assert|Catch)\w*$")
+# A file that includes HIP's headers outside every stack test is written for HIP: the CUDA
+# names it uses are its own aliases of HIP's (`typedef __hip_bfloat16 nv_bfloat16;`).
+_HIP_INCLUDE = re.compile(r'^\s*[<"]\s*hip/')
 
 
 def _defined_names(code: str) -> set[str]:
-    return {hit.group(1) or hit.group(2) for hit in _DEFINED_NAME.finditer(code)}
+    return {next(g for g in hit.groups() if g) for hit in _DEFINED_NAME.finditer(code)}
 _CONDITION_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
 
 
@@ -716,6 +728,8 @@ def cuda_runtime_not_hipified(source, matcher) -> Iterator[Match]:
     uses: list[tuple[int, int, str, int]] = []  # (start, end, name, line)
     for directive in scan_directives(source.text) if "#" in source.text else ():
         if directive.keyword == "include":
+            if _HIP_INCLUDE.match(directive.text) and gates.reason(directive.line) is None:
+                return
             header = RUNTIME_HEADER.match(directive.text)
             if header:
                 start = source.line_starts[directive.line - 1]
@@ -723,7 +737,7 @@ def cuda_runtime_not_hipified(source, matcher) -> Iterator[Match]:
     own = _defined_names(code) if "define" in code or "{" in code else set()
     for hit in RUNTIME_NAME.finditer(code):
         name = hit.group(0)
-        if name in own or name in WITHOUT_HIP_COUNTERPART:
+        if name in own or name in WITHOUT_HIP_COUNTERPART or _PROJECT_HELPER.match(name):
             continue
         line, _ = source.position(hit.start())
         if _CONDITION_LINE.match(source.line_text(line)):

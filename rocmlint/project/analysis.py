@@ -461,6 +461,7 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
             if directive.keyword in ("include", "include_next") and region.live:
                 for target in index.include_targets(path, directive, include_dirs):
                     includers[target].add(path)
+    model.includers = {target: frozenset(sources) for target, sources in includers.items()}
     for shim_file in shim_files:
         users = {shim_file}
         stack = [shim_file]

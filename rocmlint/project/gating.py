@@ -75,6 +75,10 @@ def apply_project_model(
                 if findings[index].gate is None:
                     findings[index] = replaced(findings[index], gate=installed)
             continue
+        if _torch_include_header(absolute):
+            for index in indexes:
+                if findings[index].gate is None and _hipify_rewrites(by_id[findings[index].check_id].hipify_gated, findings[index]):
+                    findings[index] = replaced(findings[index], gate=_TORCH_HIPIFIED_HEADER)
         if root is None:
             declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
             if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
@@ -165,6 +169,21 @@ def _torch_cuda_header(path: str) -> str | None:
                 return ("a header of PyTorch's CUDA build, shipped in torch/include/: PyTorch's ROCm build and hipified "
                         "extensions compile its hipified copy (cuda -> hip in the path)")
     return None
+
+
+_TORCH_HIPIFIED_HEADER = (
+    "hipified at build time: a header of the installed PyTorch package; a ROCm PyTorch ships its own hipified "
+    "headers, and hipify rewrites an extension's includes of them"
+)
+
+
+def _torch_include_header(path: str) -> bool:
+    """Is the file in the include tree an installed torch package ships (`torch/include/`)?"""
+    parts = path.replace(os.sep, "/").split("/")
+    return any(
+        parts[i] == "torch" and parts[i + 1] == "include" and os.path.isfile(os.sep.join(parts[: i + 1] + ["__init__.py"]))
+        for i in range(len(parts) - 2)
+    )
 
 
 def _importers_gate(path: str, folders: list[str], graphs: dict) -> str | None:

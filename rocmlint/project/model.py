@@ -67,6 +67,7 @@ class ProjectModel:
     shim_users: dict[str, frozenset[str]] = field(default_factory=dict)  # shim file -> files that include it
     # HIP shim file -> how many CUDA runtime names it renames for HIP (rocmlint.cpp.cuda_api)
     runtime_shims: dict[str, int] = field(default_factory=dict)
+    includers: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> files that include it (as HIP reads them)
     vendored: dict[str, str] = field(default_factory=dict)  # vendored directory -> how it is known
     hipified: dict[str, str] = field(default_factory=dict)  # file -> why the ROCm build hipifies it
     tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
@@ -165,7 +166,10 @@ class ProjectModel:
         renames them (`#define cudaMalloc hipMalloc`), or None."""
         path = os.path.abspath(path)
         for shim_file, count in sorted(self.runtime_shims.items()):
-            if path in self.shim_users.get(shim_file, ()):
+            users = self.shim_users.get(shim_file, ())
+            # A header that only users of the shim include sees the names it defines.
+            includers = self.includers.get(path, ())
+            if path in users or (includers and all(i in users for i in includers)):
                 return f"HIP shim: {self.relative(shim_file)} renames {count} CUDA runtime names for HIP"
         return None
 
