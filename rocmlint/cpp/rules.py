@@ -786,6 +786,7 @@ _WARP_SIZE_WORD = re.compile(r"\b(?:[Kk]_?)?(?:[Ww][Aa][Rr][Pp]_?[Ss][Ii][Zz][Ee
 _NUMBER_DEFINITION = r"(?:#[ \t]*define[ \t]+{name}[ \t]+\(?\s*\d+[uU]?\s*\)?[ \t]*$|\b(?:constexpr|const)\b[^;=()]*\b{name}\s*=\s*\d+[uU]?\s*;)"
 # A condition that picks a value per AMD target, which only the device pass can see.
 _PER_TARGET = re.compile(r"__GFX\d+__|__gfx\w+__|__AMDGCN_WAVEFRONT_SIZE|__HIP_DEVICE_COMPILE__|__AMDGCN__")
+_WARP_COLLECTIVE = re.compile(r"\b(?:__shfl\w*|__ballot\w*|__syncwarp|__any_sync|__all_sync|__activemask|__reduce_\w+_sync|__match_\w+_sync|tiled_partition)\b")
 _LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>)?\s*<<<")
 
 
@@ -808,9 +809,10 @@ def host_warp_size(source, matcher) -> Iterator[Match]:
     gates = source.preprocessor_gates
     constant_word = re.compile(r"\b(" + "|".join(map(re.escape, sorted(constants))) + r")\b") if constants else None
     for function in context.functions:
-        if function.runs_on != "host":
+        # `MACRO_BEGIN namespace x {` reads as a function named `namespace`: not one.
+        if function.runs_on != "host" or function.name in _NOT_FUNCTIONS:
             continue
-        body = code[function.start : function.end]
+        body = _without_nested(code, function, context.functions)
         places: list[tuple[int, int, str]] = []
         if constant_word is not None:
             hit = constant_word.search(body)
@@ -820,7 +822,10 @@ def host_warp_size(source, matcher) -> Iterator[Match]:
         for launch in _LAUNCH.finditer(body):
             launched.append(launch.group(1))
             arguments = _launch_arguments(body, launch.end())
-            if len(arguments) >= 2 and _one_warp_block(arguments[1][0], constants):
+            kernel = kernels.get(launch.group(1))
+            # One warp per block matters only to a kernel that works with its warp.
+            warp_work = kernel is not None and _WARP_COLLECTIVE.search(code, kernel.start, kernel.end)
+            if warp_work and len(arguments) >= 2 and _one_warp_block(arguments[1][0], constants):
                 at = function.start + arguments[1][1]
                 places.append((at, at + len(arguments[1][0]), f"a block of one 32-thread warp (`{arguments[1][0]}`)"))
         if not places:
@@ -841,6 +846,19 @@ def host_warp_size(source, matcher) -> Iterator[Match]:
             yield Match(start, end, gate=gate, captures=captures)
             continue
         yield Match(start, end, gate=keeps_to_32_lane_groups(gate), captures=captures, variant="no-wave-site")
+
+
+_NOT_FUNCTIONS = frozenset({"namespace", "class", "struct", "union", "enum", "extern"})
+
+
+def _without_nested(code: str, function, functions) -> str:
+    """The text of `function` with the functions nested in it blanked (same offsets)."""
+    body = code[function.start : function.end]
+    for other in functions:
+        if function.start < other.start and other.end <= function.end:
+            start, end = other.start - function.start, other.end - function.start
+            body = body[:start] + " " * (end - start) + body[end:]
+    return body
 
 
 def _launch_arguments(text: str, start: int) -> list[tuple[str, int]]:

@@ -210,7 +210,9 @@ def wave_context(source) -> WaveContext:
     return WaveContext(spans, spans_of)
 
 
-_QUALIFIER = re.compile(r"\b(__global__|__device__|__host__)\b")
+# Execution-space qualifiers, and the project macros that stand for them (`CUTLASS_DEVICE`,
+# `CUTE_HOST_DEVICE`, `C10_HOST_DEVICE`): read by their words.
+_QUALIFIER = re.compile(r"\b(__global__|__device__|__host__|[A-Z][A-Z0-9_]*(?:DEVICE|GLOBAL|KERNEL)[A-Z0-9_]*)\b")
 
 
 def _runs_on(code: str, start: int, body: int) -> str:
@@ -218,10 +220,12 @@ def _runs_on(code: str, start: int, body: int) -> str:
     leaves them before the node the grammar sees, so the text back to the end of the previous
     declaration is read too."""
     before = max(code.rfind(";", 0, start), code.rfind("}", 0, start), code.rfind("{", 0, start))
-    qualifiers = set(_QUALIFIER.findall(code[before + 1 : body]))
-    if "__global__" in qualifiers or ("__device__" in qualifiers and "__host__" not in qualifiers):
-        return "device"
-    return "both" if "__device__" in qualifiers else "host"
+    words = " ".join(_QUALIFIER.findall(code[before + 1 : body]))
+    device = "__global__" in words or "__device__" in words or re.search(r"DEVICE|GLOBAL|KERNEL", words)
+    host = "__host__" in words or "HOST" in words
+    if not device:
+        return "host"
+    return "both" if host and "__global__" not in words else "device"
 
 
 class _Holders:
