@@ -59,6 +59,7 @@ _VOTES = frozenset({"__ballot", "__ballot_sync", "__activemask", "__match_any_sy
 _PRIORITY = {"number": 0, "vote": 1, "read": 2, "scan": 3}
 # Shuffles and the argument count at which the width is given (mask-less / _sync forms).
 _CROSSING_SHUFFLES = {"__shfl_up": 3, "__shfl_up_sync": 4, "__shfl": 3, "__shfl_sync": 4}
+_OWN_WARP_SIZE = re.compile(r"\b(?:constexpr|const|static|int|unsigned|auto|uint32_t|int32_t|size_t)\b[^;=(){}]*\bwarpSize\s*[={]")
 _WARP_SIZE_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w*(?i:warp_?size|warpsize|threads_?per_?warp|lanes_?per_?warp)\w*)[ \t]+\(?\s*(\d+)\s*\)?[ \t]*$", re.M)
 
 
@@ -129,7 +130,10 @@ def wave_context(source) -> WaveContext:
     # One walk of the tree for every node that can matter (a walk per function costs hundreds of
     # walks in a file of kernels); identifiers are filtered by ast-grep, so the thousands of
     # others never become Python objects.
-    names = sorted({"warpSize"} | hardware_constants)
+    # A file that declares a `warpSize` of its own (`constexpr int warpSize = 32;`) means its own
+    # constant by the name, not HIP's run-time wavefront size.
+    own_warp_size = "warpSize" in text and _OWN_WARP_SIZE.search(source.code_only)
+    names = sorted(({"warpSize"} if not own_warp_size else set()) | hardware_constants)
     word = rf"^(?:{'|'.join(map(re.escape, names))})$|^(?:{_HARDWARE_WARP_NAME.pattern})$"
     nodes = root.find_all({"rule": {"any": [
         {"kind": "function_definition"}, {"kind": "call_expression"}, {"kind": "identifier", "regex": word},
