@@ -92,6 +92,13 @@ class SourceFile:
         return blank_comments_and_literals(self.text, strings=strings).split("\n")
 
     @cached_property
+    def directives(self):
+        """The C/C++ file's preprocessor directives (rocmlint.cpp.preprocessor.scan_directives)."""
+        from rocmlint.cpp.preprocessor import scan_directives
+
+        return scan_directives(self.text) if "#" in self.text else []
+
+    @cached_property
     def code_only(self) -> str:
         """The C/C++ text with comments and string literals blanked, at the same offsets."""
         from rocmlint.cpp.cuda_syntax import blank_comments_and_literals

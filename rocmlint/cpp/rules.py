@@ -573,7 +573,7 @@ def amdgcn_wavefront_size_macro(source, matcher) -> Iterator[Match]:
     branch of a test of whether it is defined is the test's to report."""
     code = _code_only(source)
     gates = source.preprocessor_gates
-    directives = scan_directives(source.text)
+    directives = source.directives
     guarded = _lines_guarded_by_defined(directives, _WAVEFRONT_MACRO)
     directive_at = {}
     for directive in directives:
@@ -658,7 +658,7 @@ def rocm_only_code(source, matcher) -> Iterator[Match]:
     if (source.path or "").lower().endswith(".hip"):
         return
     gates = source.preprocessor_gates
-    for directive in scan_directives(source.text) if "#" in source.text else ():
+    for directive in source.directives:
         if directive.keyword not in ("include", "include_next"):
             continue
         header = _ROCM_HEADER.match(directive.text)
@@ -692,27 +692,39 @@ def _header_needs(header: str) -> str:
 
 # --- ROCM218 / ROCM219: the CUDA runtime surface ---------------------------------------------------
 
-# Definitions in a file (a macro, a function) of names that look like CUDA's: the project's own.
-_DEFINED_NAME = re.compile(
-    r"#[ \t]*define[ \t]+((?:cu|CU|__nv|nv_)\w*)|\b((?:cu|CU|__nv|nv_)\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*(?:const\s*)?\{"
-    r"|\btypedef\b[^;{}]*?\b((?:cu|CU|__nv|nv_)\w*)\s*;|\busing\s+((?:cu|CU|__nv|nv_)\w*)\s*="
-    # a function declared with a return type (`int64_t cudaElapsedUs() const;`), a member with
-    # a trailing underscore (`bool cudaEventCacheEnabled_`): no project declares CUDA's own
-    r"|(?<![\w:])(?!(?:return|else|case|throw|new|delete|sizeof|const|volatile|static|extern|inline|constexpr|typename|"
-    r"struct|class|enum|union|unsigned|signed|goto|using|typedef|co_return|__host__|__device__|__global__)\b)"
-    r"[A-Za-z_][\w:]*(?:<[^<>;(){}]*>)?[\s*&]+(cuda[A-Z]\w*)\s*\(|\b(cuda[A-Z]\w*_)\b"
-)
+_CONDITION_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
 # Error-checking helpers projects name after CUDA (`cudaCheck(...)`, `cudaCheckError()`,
 # `cudaSafeCall`): the project's own macros, defined in a header of its own.
 _PROJECT_HELPER = re.compile(r"^cuda(?:Check|Safe|Assert|Catch)\w*$")
 # A file that includes HIP's headers outside every stack test is written for HIP: the CUDA
 # names it uses are its own aliases of HIP's (`typedef __hip_bfloat16 nv_bfloat16;`).
 _HIP_INCLUDE = re.compile(r'^\s*[<"]\s*hip/')
+# What before a name makes its occurrence a definition: `#define`, `using`, a return type.
+_DEFINE_BEFORE = re.compile(r"#[ \t]*define[ \t]+$|\busing\s+$")
+_TYPE_BEFORE = re.compile(r"(?<![\w:])([A-Za-z_][\w:]*)(?:<[^<>;(){}]*>)?[\s*&]+$")
+_NOT_TYPES = frozenset({
+    "return", "else", "case", "throw", "new", "delete", "sizeof", "const", "volatile", "static", "extern", "inline",
+    "constexpr", "typename", "struct", "class", "enum", "union", "unsigned", "signed", "goto", "using", "typedef",
+    "co_return", "__host__", "__device__", "__global__", "decltype", "noexcept", "template", "operator", "do",
+})
 
 
-def _defined_names(code: str) -> set[str]:
-    return {next(g for g in hit.groups() if g) for hit in _DEFINED_NAME.finditer(code)}
-_CONDITION_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
+def _defines(code: str, start: int, end: int) -> bool:
+    """Does the name at code[start:end] get defined here (`#define NAME`, `using NAME =`,
+    `typedef ... NAME;`, `int64_t NAME(...)` declared with a return type, a member `NAME_`)?
+    No project defines CUDA's own names outside a shim, so such a name is the project's."""
+    name = code[start:end]
+    before = code[max(0, start - 120) : start]
+    if name.endswith("_") or _DEFINE_BEFORE.search(before):
+        return True
+    after = code[end : end + 4].lstrip()
+    if after.startswith(";"):
+        statement = before[max(before.rfind(";"), before.rfind("{"), before.rfind("}")) + 1 :]
+        return re.search(r"\btypedef\b", statement) is not None
+    if after.startswith("("):
+        typed = _TYPE_BEFORE.search(before)
+        return typed is not None and typed.group(1) not in _NOT_TYPES
+    return False
 
 
 def cuda_runtime_not_hipified(source, matcher) -> Iterator[Match]:
@@ -726,7 +738,7 @@ def cuda_runtime_not_hipified(source, matcher) -> Iterator[Match]:
     code = _code_only(source)
     gates = source.preprocessor_gates
     uses: list[tuple[int, int, str, int]] = []  # (start, end, name, line)
-    for directive in scan_directives(source.text) if "#" in source.text else ():
+    for directive in source.directives:
         if directive.keyword == "include":
             if _HIP_INCLUDE.match(directive.text) and gates.reason(directive.line) is None:
                 return
@@ -734,10 +746,19 @@ def cuda_runtime_not_hipified(source, matcher) -> Iterator[Match]:
             if header:
                 start = source.line_starts[directive.line - 1]
                 uses.append((start, start + len(source.line_text(directive.line).rstrip()), f"<{header.group(1)}>", directive.line))
-    own = _defined_names(code) if "define" in code or "{" in code else set()
+    own: set[str] = set()
+    hits = []
     for hit in RUNTIME_NAME.finditer(code):
         name = hit.group(0)
-        if name in own or name in WITHOUT_HIP_COUNTERPART or _PROJECT_HELPER.match(name):
+        if name in WITHOUT_HIP_COUNTERPART or _PROJECT_HELPER.match(name):
+            continue
+        if _defines(code, hit.start(), hit.end()):
+            own.add(name)
+            continue
+        hits.append(hit)
+    for hit in hits:
+        name = hit.group(0)
+        if name in own:
             continue
         line, _ = source.position(hit.start())
         if _CONDITION_LINE.match(source.line_text(line)):
@@ -763,10 +784,10 @@ def cuda_api_without_hip_counterpart(source, matcher) -> Iterator[Match]:
     code = _code_only(source)
     gates = source.preprocessor_gates
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, WITHOUT_HIP_COUNTERPART)) + r")\b")
-    own = None
-    for hit in pattern.finditer(code):
+    hits = list(pattern.finditer(code))
+    own = {hit.group(1) for hit in hits if _defines(code, hit.start(1), hit.end(1))}
+    for hit in hits:
         name = hit.group(1)
-        own = _defined_names(code) if own is None else own
         if name in own:
             continue
         line, _ = source.position(hit.start())
@@ -782,7 +803,7 @@ def cuda_api_without_hip_counterpart(source, matcher) -> Iterator[Match]:
 # Names that say warp size (ROCM204's); a lower-case one counts only where the file defines it
 # as a number (`constexpr int warp_size = 32;`), not a run-time value (`= prop.warpSize`).
 _WARP_SIZE_NAME = re.compile(r"(?i)^(?:k_?)?(?:warp_?size|threads_?per_?warp|lanes?_?per_?warp|warp_?threads|warp_?lanes)$")
-_WARP_SIZE_WORD = re.compile(r"\b(?:[Kk]_?)?(?:[Ww][Aa][Rr][Pp]_?[Ss][Ii][Zz][Ee]|\w*[Pp][Ee][Rr]_?[Ww][Aa][Rr][Pp]|[Ww][Aa][Rr][Pp]_?(?:[Tt][Hh][Rr][Ee][Aa][Dd][Ss]|[Ll][Aa][Nn][Ee][Ss]))\b")
+_WARP_WORD = re.compile(r"\b\w*(?:WARP|[Ww]arp)\w*")
 _NUMBER_DEFINITION = r"(?:#[ \t]*define[ \t]+{name}[ \t]+\(?\s*\d+[uU]?\s*\)?[ \t]*$|\b(?:constexpr|const)\b[^;=()]*\b{name}\s*=\s*\d+[uU]?\s*;)"
 # A condition that picks a value per AMD target, which only the device pass can see.
 _PER_TARGET = re.compile(r"__GFX\d+__|__gfx\w+__|__AMDGCN_WAVEFRONT_SIZE|__HIP_DEVICE_COMPILE__|__AMDGCN__")
@@ -799,7 +820,10 @@ def host_warp_size(source, matcher) -> Iterator[Match]:
     elsewhere gated as keeping to 32-lane groups, which the project pass reports in projects
     with no AMD side."""
     code = _code_only(source)
-    words = {w for w in set(_WARP_SIZE_WORD.findall(code)) if _WARP_SIZE_NAME.match(w)}
+    # Host code that sizes work launches it: a file that launches nothing has none to check.
+    if "<<<" not in code and "dim3" not in code and "launch" not in code.lower():
+        return
+    words = {w for w in set(_WARP_WORD.findall(code)) if _WARP_SIZE_NAME.match(w)}
     if not words and "<<<" not in code:
         return
     constants = {w for w in words if not w[0].islower() or re.search(_NUMBER_DEFINITION.format(name=re.escape(w)), code, re.M)}
@@ -812,7 +836,8 @@ def host_warp_size(source, matcher) -> Iterator[Match]:
         # `MACRO_BEGIN namespace x {` reads as a function named `namespace`: not one.
         if function.runs_on != "host" or function.name in _NOT_FUNCTIONS:
             continue
-        body = _without_nested(code, function, context.functions)
+        nested = [(o.start, o.end) for o in context.functions if function.start < o.start and o.end <= function.end]
+        body = _without_nested(code, function, nested) if nested else code[function.start : function.end]
         places: list[tuple[int, int, str]] = []
         if constant_word is not None:
             hit = constant_word.search(body)
@@ -851,14 +876,17 @@ def host_warp_size(source, matcher) -> Iterator[Match]:
 _NOT_FUNCTIONS = frozenset({"namespace", "class", "struct", "union", "enum", "extern"})
 
 
-def _without_nested(code: str, function, functions) -> str:
+def _without_nested(code: str, function, nested: list[tuple[int, int]]) -> str:
     """The text of `function` with the functions nested in it blanked (same offsets)."""
-    body = code[function.start : function.end]
-    for other in functions:
-        if function.start < other.start and other.end <= function.end:
-            start, end = other.start - function.start, other.end - function.start
-            body = body[:start] + " " * (end - start) + body[end:]
-    return body
+    pieces, at = [], function.start
+    for start, end in sorted(nested):
+        if start < at:
+            continue
+        pieces.append(code[at:start])
+        pieces.append(" " * (end - start))
+        at = end
+    pieces.append(code[at : function.end])
+    return "".join(pieces)
 
 
 def _launch_arguments(text: str, start: int) -> list[tuple[str, int]]:
@@ -899,7 +927,7 @@ def _per_target_constants(source, constants: set[str]) -> dict[str, int]:
         return {}
     found: dict[str, int] = {}
     open_conditions: list[str] = []
-    for directive in scan_directives(source.text):
+    for directive in source.directives:
         keyword = directive.keyword
         if keyword in ("if", "ifdef", "ifndef"):
             open_conditions.append(directive.text)

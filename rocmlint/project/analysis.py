@@ -154,10 +154,11 @@ def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], 
     _component_tables(model, edges, sources, learned, platform, definitions)
     _shims(model, index, walk, include_dirs)
     if model.has_rocm_side and model.amd_only is None:
-        _cuda_build_reach(model, index, table, sources, include_dirs)
+        # Asked only by checks of code the CUDA build compiles, for hits no other gate took.
+        model.cuda_reach = lambda: _cuda_build_reach(model, index, table, sources, include_dirs)
 
 
-def _cuda_build_reach(model, index: ProjectSources, table: MacroTable, sources: list[str], include_dirs) -> None:
+def _cuda_build_reach(model, index: ProjectSources, table: MacroTable, sources: list[str], include_dirs) -> frozenset[str]:
     """The files the project's CUDA build reads: every source it compiles, every source of the
     project's own that no build names (unknown means both) unless it is HIP source (`.hip`, or
     named for HIP), and the headers they include in branches nvcc may compile (the ROCm side of
@@ -187,7 +188,7 @@ def _cuda_build_reach(model, index: ProjectSources, table: MacroTable, sources: 
 
     walk = _Walk(index, nvidia_side_table(table), include_dirs)
     walk.run([p for p in sources if is_root(p)])
-    model.cuda_reached = frozenset(walk.live)
+    return frozenset(walk.live)
 
 
 class _Walk:

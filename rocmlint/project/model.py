@@ -72,9 +72,11 @@ class ProjectModel:
     hipified: dict[str, str] = field(default_factory=dict)  # file -> why the ROCm build hipifies it
     tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
     sources: object | None = None  # the ProjectSources the pass read (directives of every file)
-    # The files the CUDA build reads (compiles or includes), in a project with both builds;
-    # None where no CUDA-side walk was made (no ROCm side: every file is NVIDIA's).
-    cuda_reached: frozenset[str] | None = None
+    # The files the CUDA build reads (compiles or includes), in a project with both builds, read
+    # on first use (`cuda_reach` walks them); None where there is no such walk (no ROCm side:
+    # every file is NVIDIA's).
+    cuda_reach: object | None = None
+    _cuda_reached: frozenset[str] | None = None
     problems: list[str] = field(default_factory=list)
     files: object | None = None  # the ProjectFiles every file of the project is read through
 
@@ -108,7 +110,9 @@ class ProjectModel:
         if directory is not None:
             return (f"vendored: {self.relative(directory)} is {self.vendored[directory]}; the project's own includes "
                     "of it where the CUDA build compiles them are what is reported")
-        if self.cuda_reached is not None and os.path.abspath(path) not in self.cuda_reached:
+        if self.cuda_reach is not None and self._cuda_reached is None:
+            self._cuda_reached = self.cuda_reach()
+        if self._cuda_reached is not None and os.path.abspath(path) not in self._cuda_reached:
             return ("ROCm-only: no file the CUDA build compiles includes it where nvcc reads it (the CUDA build compiles "
                     "the sources its build files name for it, none named for HIP)")
         return None
