@@ -99,11 +99,18 @@ class SourceFile:
         return scan_directives(self.text) if "#" in self.text else []
 
     @cached_property
+    def literal_spans(self) -> list[tuple[int, int, bool]]:
+        """(start, end, is_comment) of every comment and string literal of a C/C++ file."""
+        from rocmlint.cpp.cuda_syntax import _scan_literals
+
+        return _scan_literals(self.text)
+
+    @cached_property
     def code_only(self) -> str:
         """The C/C++ text with comments and string literals blanked, at the same offsets."""
-        from rocmlint.cpp.cuda_syntax import blank_comments_and_literals
+        from rocmlint.cpp.cuda_syntax import _blanked
 
-        return blank_comments_and_literals(self.text)
+        return _blanked(self.text, [(start, end) for start, end, _ in self.literal_spans])
 
     @cached_property
     def amd_native(self) -> str | None:

@@ -308,6 +308,7 @@ _ARRAY_DECLARATION = re.compile(
     r"(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]\[;]+\]\s*)+)\s*(?:;|=|\{)",
     re.M,
 )
+_DIMENSION_32 = re.compile(r"\[\s*32[uU]?\s*\]")
 # Index expressions that name a lane of the warp (`tid & 31` is bounded to 32 and is not one).
 _LANE_INDEX = re.compile(r"^\s*(?:lane|lane_id|laneId|laneid|lane_idx|lane_index|laneIdx|__lane_id\s*\(\s*\))\s*$")
 
@@ -319,7 +320,12 @@ def lane_arrays_sized_32(source, matcher) -> Iterator[Match]:
     text = _code_only(source)
     gates = source.preprocessor_gates
     declared: dict[str, tuple[int, int, list[int]]] = {}
-    for match in _ARRAY_DECLARATION.finditer(text):
+    # Only lines with a dimension of 32 can declare one: the declaration is read from their starts.
+    line_starts = sorted({text.rfind("\n", 0, hit.start()) + 1 for hit in _DIMENSION_32.finditer(text)})
+    for line_start in line_starts:
+        match = _ARRAY_DECLARATION.match(text, line_start)
+        if match is None:
+            continue
         dimensions = re.findall(r"\[([^\]\[;]+)\]", match.group("dims"))
         sized_32 = [i for i, d in enumerate(dimensions) if re.fullmatch(r"\s*32[uU]?\s*", d)]
         if sized_32:
@@ -455,18 +461,11 @@ def inline_ptx_asm(source, matcher) -> Iterator[Match]:
     """GNU inline assembly whose template is PTX. The template's string literals are read up to
     the first `:` (preprocessor lines inside the statement skipped, so `#if` inside `asm(...)`
     works); a statement inside a `#define` is reported at the `#define`."""
-    from rocmlint.cpp.cuda_syntax import _scan_literals
-
     text = source.text
-    spans = _scan_literals(text)
-    code = list(text)
-    for start, end, _ in spans:
-        for i in range(start, end):
-            if code[i] != "\n":
-                code[i] = " "
-    code_only = "".join(code)
+    spans = source.literal_spans
+    code_only = source.code_only
     literals = [(s, e) for s, e, is_comment in spans if not is_comment]
-    directives = scan_directives(text)
+    directives = source.directives
     directive_lines: dict[int, object] = {}
     for directive in directives:
         for line in range(directive.line, directive.last_line + 1):
