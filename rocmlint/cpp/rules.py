@@ -831,6 +831,8 @@ def host_warp_size(source, matcher) -> Iterator[Match]:
     kernels = {f.name: f for f in context.functions if f.runs_on != "host" and f.name}
     gates = source.preprocessor_gates
     constant_word = re.compile(r"\b(" + "|".join(map(re.escape, sorted(constants))) + r")\b") if constants else None
+    device_kernels = sorted(name for name, f in kernels.items() if f.runs_on == "device")
+    kernel_word = re.compile(r"\b(?:" + "|".join(map(re.escape, device_kernels)) + r")\b") if device_kernels else None
     for function in context.functions:
         # `MACRO_BEGIN namespace x {` reads as a function named `namespace`: not one.
         if function.runs_on != "host" or function.name in _NOT_FUNCTIONS:
@@ -854,6 +856,9 @@ def host_warp_size(source, matcher) -> Iterator[Match]:
                 places.append((at, at + len(arguments[1][0]), f"a block of one 32-thread warp (`{arguments[1][0]}`)"))
         if not places:
             continue
+        if kernel_word is not None:
+            # A kernel named in the function (`cudaLaunchKernelEx(&config, kernel, ...)`) is one it launches.
+            launched += [hit.group(0) for hit in kernel_word.finditer(body)]
         start, end, what = min(places)
         line, _ = source.position(start)
         gate = gates.reason(line, matcher.check_amd_side)

@@ -123,8 +123,9 @@ def apply_project_model(
                 continue
             check = by_id[finding.check_id]
             if check.cuda_build:
-                # Code nvcc must not see: what matters is whether the CUDA build reads the file.
-                why = model.cuda_build_gate(absolute)
+                # Code nvcc must not see: what matters is whether the CUDA build reads the file
+                # (in a project with no AMD side, every file of it is the CUDA build's).
+                why = model.cuda_build_gate(absolute) if project_kind(absolute) == "amd" else None
                 if why is not None:
                     findings[index] = replaced(finding, gate=why)
                 continue
