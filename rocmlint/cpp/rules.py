@@ -716,12 +716,14 @@ def _defines(code: str, start: int, end: int) -> bool:
     before = code[max(0, start - 120) : start]
     if name.endswith("_") or _DEFINE_BEFORE.search(before):
         return True
+    # The statement the name is in: from the end of the previous one, less preprocessor lines.
+    statement = before[max(before.rfind(";"), before.rfind("{"), before.rfind("}")) + 1 :]
+    statement = "\n".join(line for line in statement.split("\n") if not line.lstrip().startswith("#"))
     after = code[end : end + 4].lstrip()
     if after.startswith(";"):
-        statement = before[max(before.rfind(";"), before.rfind("{"), before.rfind("}")) + 1 :]
         return re.search(r"\btypedef\b", statement) is not None
     if after.startswith("("):
-        typed = _TYPE_BEFORE.search(before)
+        typed = _TYPE_BEFORE.search(statement)
         return typed is not None and typed.group(1) not in _NOT_TYPES
     return False
 
