@@ -167,6 +167,8 @@ def test_rocm_only_code_is_reported_only_where_the_cuda_build_compiles_it(cwd):
         "csrc/fast.cuh": "__device__ int p(int a, int b, int s) { return __builtin_amdgcn_perm(a, b, s); }\n",
         "csrc/rocm/skinny.cu": '#include "rocm/mfma.h"\n#include <hip/hip_runtime.h>\n',
         "csrc/rocm/mfma.h": "__device__ float m(float a) { return __builtin_amdgcn_readfirstlane(a); }\n",
+        # No build names it, and the build files name what the CUDA build compiles.
+        "tools/probe.cu": "#include <hip/hip_runtime.h>\n",
     }
     document = _scan(_project(cwd / "p", files), "--select", "ROCM220")
     reported = {(os.path.basename(f["path"]), f["line"]) for f in document["findings"]}
@@ -174,6 +176,7 @@ def test_rocm_only_code_is_reported_only_where_the_cuda_build_compiles_it(cwd):
     gated = {os.path.basename(f["path"]): f["gate"] for f in document["gated"]}
     assert gated["skinny.cu"].startswith("ROCm-only: the CUDA build never compiles it")
     assert gated["mfma.h"].startswith("ROCm-only:")
+    assert gated["probe.cu"].startswith("ROCm-only: no file the CUDA build compiles includes it")
 
 
 def test_rocm_only_code_of_a_project_that_builds_for_amd_only_is_not_reported(cwd):

@@ -97,10 +97,6 @@ def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], 
     # project's own that no build names (unknown means both). Vendored code (a submodule,
     # third_party/...) counts only where a build compiles it or a ROCm-read file includes it.
 
-    # Where the build files name what the CUDA build compiles, that is the CUDA build; where
-    # they name nothing for it, every source of the project's own may be (unknown means both).
-    named = any(v.compiled_for in ("cuda", "both") for v in model.verdicts.values())
-
     def is_root(path: str) -> bool:
         verdict = model.verdicts.get(path, FileVerdict("unknown")).compiled_for
         if path in cuda_only:
@@ -167,6 +163,10 @@ def _cuda_build_reach(model, index: ProjectSources, table: MacroTable, sources: 
     project's own that no build names (unknown means both) unless it is HIP source (`.hip`, or
     named for HIP), and the headers they include in branches nvcc may compile (the ROCm side of
     stack tests left out). Checks of code nvcc compiles ask it (`ProjectModel.cuda_build_gate`)."""
+    # Where the build files name what the CUDA build compiles, that is the CUDA build; where
+    # they name nothing for it, every source of the project's own may be (unknown means both).
+    named = any(v.compiled_for in ("cuda", "both") for v in model.verdicts.values())
+
     def is_root(path: str) -> bool:
         verdict = model.verdicts.get(path, FileVerdict("unknown")).compiled_for
         if verdict == "cuda":
