@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from rocmlint.catalog.loader import PROJECT_KIND_NAMES, Check, load_catalog
 from rocmlint.config import Config
+from rocmlint.cpp.astgrep import PROJECT_DECIDES
 from rocmlint.findings import Finding, Problem, ScanResult
 from rocmlint.files.languages import language_of
 from rocmlint.fixes.edits import TEMPLATE_VAR, fix_for
@@ -137,7 +138,8 @@ def _message(check: Check, match: Match, source: SourceFile, extra: dict[str, st
             return first + (" ..." if "\n" in text else "")
         return capture.text if capture is not None else hit.group(0)
 
-    return TEMPLATE_VAR.sub(substitute, check.message)
+    template = check.message_when.get(match.variant, check.message) if match.variant else check.message
+    return TEMPLATE_VAR.sub(substitute, template)
 
 
 def preview_gate(check: Check, path: str) -> str | None:
@@ -297,11 +299,13 @@ def _check_one(source: SourceFile, check: Check, keep_gated: bool, seen: set[tup
                 vendored.append(vendored_reason(source.path) if source.language not in ("python", "cpp") else None)
             gate = vendored[0] or match.gate
         fixed = None
-        if gate is None:
+        if gate is None or gate in PROJECT_DECIDES:
+            # A gate the project pass may lift must not hide that the target or the file
+            # itself settles the hit: those win.
             fixed = moot
             if fixed is None and check.amd_only_gated and source.language == "cpp":
                 fixed = source.amd_native
-            gate = fixed
+            gate = fixed or gate
         if gate is not None and not keep_gated:
             continue
         line, col = source.position(match.start)

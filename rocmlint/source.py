@@ -92,6 +92,27 @@ class SourceFile:
         return blank_comments_and_literals(self.text, strings=strings).split("\n")
 
     @cached_property
+    def directives(self):
+        """The C/C++ file's preprocessor directives (rocmlint.cpp.preprocessor.scan_directives)."""
+        from rocmlint.cpp.preprocessor import scan_directives
+
+        return scan_directives(self.text) if "#" in self.text else []
+
+    @cached_property
+    def literal_spans(self) -> list[tuple[int, int, bool]]:
+        """(start, end, is_comment) of every comment and string literal of a C/C++ file."""
+        from rocmlint.cpp.cuda_syntax import _scan_literals
+
+        return _scan_literals(self.text)
+
+    @cached_property
+    def code_only(self) -> str:
+        """The C/C++ text with comments and string literals blanked, at the same offsets."""
+        from rocmlint.cpp.cuda_syntax import _blanked
+
+        return _blanked(self.text, [(start, end) for start, end, _ in self.literal_spans])
+
+    @cached_property
     def amd_native(self) -> str | None:
         """Why this C/C++ file is written for AMD GPUs (it uses AMD-only builtins or Composable
         Kernel outside any GPU stack test), or None."""

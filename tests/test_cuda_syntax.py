@@ -243,3 +243,20 @@ def test_attribute_macros_are_blanked_so_the_declaration_after_them_parses():
     assert blanked.startswith("#define CK_TILE_DEVICE")  # the macro's own definition stays
     assert '"TORCH_API"' in blanked and "CUTLASS_CHECK(status)" in blanked  # strings and calls stay
     assert SgRoot(blanked, "cpp").root().find(kind="ERROR") is None
+
+
+def test_unroll_pragma_macros_before_a_loop_are_blanked():
+    text = (
+        "__device__ float f(float v) {\n"
+        "  CUTLASS_PRAGMA_UNROLL\n"
+        "  for (int o = 16; o >= 1; o /= 2) { v += __shfl_xor_sync(0xffffffff, v, o); }\n"
+        "  CUTE_NO_UNROLL\n"
+        "  for (int i = 0; i < 4; ++i) { v += 1.f; }\n"
+        "  return v;\n"
+        "}\n"
+    )
+    blanked = blank_cuda_syntax(text)
+    assert len(blanked) == len(text) and "PRAGMA" not in blanked and "UNROLL" not in blanked
+    root = SgRoot(blanked, "cpp").root()
+    assert len(root.find_all(kind="for_statement")) == 2
+    assert root.find_all(kind="ERROR") == []

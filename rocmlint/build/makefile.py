@@ -321,6 +321,19 @@ def read_makefile(
     budget = budget if budget is not None else WorkBudget()
     if path not in facts.files_read:
         facts.files_read.append(path)
-    for world in (ROCM, CUDA):
+    for world in _worlds(text):
         MakefileReader(path, root, world, facts, budget).run(text)
     return facts
+
+
+# A Makefile that compiles with HIP's compilers (`CXX = hipcc`, `--offload-arch=gfx942`) and
+# names no NVIDIA toolchain builds for AMD only: its sources are not the CUDA build's.
+_HIP_COMPILER = re.compile(r"(?<![\w-])(?:hipcc|amdclang\+\+)(?![\w-])|--offload-arch=gfx|--amdgpu-target=gfx")
+_NVIDIA_COMPILER = re.compile(r"(?<![\w-])nvcc(?![\w-])|-gencode|\bsm_\d+|\bcompute_\d+|--cuda-gpu-arch")
+
+
+def _worlds(text: str) -> tuple[str, ...]:
+    code = re.sub(r"(?m)#.*$", "", text)
+    if _HIP_COMPILER.search(code) and not _NVIDIA_COMPILER.search(code):
+        return (ROCM,)
+    return (ROCM, CUDA)

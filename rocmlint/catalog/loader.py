@@ -66,7 +66,11 @@ FIX = {
 }
 # How a project's HIP shim header gates a check's hits on an intrinsic call: a shim that
 # redefines the intrinsic without its mask argument, or any AMD-side definition of it.
-SHIM_GATES = ("mask-dropping", "any-definition")
+SHIM_GATES = ("mask-dropping", "any-definition", "cuda-runtime")
+# The cases in which a matcher says a hit with another message than the check's `message`
+# (`message-when`): "no-wave-site", a 32-lane hit of a `context: wavefront` matcher that meets
+# no whole-wavefront site (rocmlint.cpp.wave), reported where the project has no AMD side.
+MESSAGE_VARIANTS = ("no-wave-site",)
 TARGET_FACTS = ("fp8", "wave-size", "tf32", "family")
 TARGET = {
     "fact": (TARGET_FACTS, False),
@@ -98,6 +102,7 @@ SCHEMA = {
     "python-file-names": ("str-list", False),
     "python-build-helpers": (bool, False),
     "message": (str, True),
+    "message-when": ("any-mapping", False),
     "description": (str, True),
     "rationale": (str, True),
     "match": ("any-mapping", True),
@@ -109,6 +114,7 @@ SCHEMA = {
     "project-macro-gate": ("str-list", False),
     "amd-only-gated": (bool, False),
     "breaks-nvidia": (bool, False),
+    "cuda-build": (bool, False),
     "target": (TARGET, False),
     "fix": (FIX, True),
     "references": ("str-list", True),
@@ -298,6 +304,10 @@ class Check:
     # where its code never runs on NVIDIA, decided by what the module imports and who imports it
     # (rocmlint.project.python_imports), never by the module's name.
     breaks_nvidia: bool = False
+    # The check is about code the project's CUDA build compiles (ROCm-only code that breaks it):
+    # the project pass gates hits in files the CUDA build never reads, instead of those the ROCm
+    # build never reads.
+    cuda_build: bool = False
     # Hits are gated where the project itself defines one of these macros for HIP (a shim
     # header that defines __CUDA_ARCH__ makes `#if __CUDA_ARCH__` tests mean something there).
     project_macro_gate: tuple[str, ...] = ()
@@ -316,6 +326,8 @@ class Check:
     # Also the Python modules that build native code besides setup.py (rocmlint.build.view:
     # they import torch.utils.cpp_extension, setuptools, ... or run nvcc/hipcc).
     python_build_helpers: bool = False
+    # Other messages for some hits, by the case the matcher names (`message-when`; MESSAGE_VARIANTS).
+    message_when: dict = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def preview_kinds(self) -> frozenset[str]:
@@ -363,6 +375,12 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
     for key in ("python-file-names", "python-build-helpers"):
         if key in data and "python" not in data["languages"]:
             raise CheckFileError(f"{source}: {key} is only for a check whose languages include python")
+    message_when = data.get("message-when", {})
+    for variant, text in message_when.items():
+        if variant not in MESSAGE_VARIANTS:
+            raise CheckFileError(f"{source}: message-when.{variant}: unknown (known: {', '.join(MESSAGE_VARIANTS)})")
+        if not isinstance(text, str) or not text.strip() or "\n" in text.strip():
+            raise CheckFileError(f"{source}: message-when.{variant} must be one line of text")
     match = data["match"]
     if len(match) != 1 or next(iter(match)) not in MATCHER_KINDS:
         raise CheckFileError(
@@ -371,6 +389,8 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
     kind, spec = next(iter(match.items()))
     if not isinstance(spec, dict):
         raise CheckFileError(f"{source}: match.{kind} must be a mapping")
+    if kind == "ast-grep" and spec.get("context") == "wavefront" and "no-wave-site" not in message_when:
+        raise CheckFileError(f"{source}: a `context: wavefront` check needs message-when.no-wave-site")
     fix = data["fix"]
     rewrite = fix.get("rewrite")
     target = _target_spec(data.get("target"), source)
@@ -387,6 +407,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         tags=tuple(data["tags"]),
         markers=tuple(data["markers"]),
         message=data["message"].strip(),
+        message_when={variant: text.strip() for variant, text in message_when.items()},
         description=data["description"].strip(),
         rationale=data["rationale"].strip(),
         matcher_kind=kind,
@@ -398,6 +419,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
         hipify_gated=data.get("hipify-gated", False),
         amd_only_gated=data.get("amd-only-gated", False),
         breaks_nvidia=data.get("breaks-nvidia", False),
+        cuda_build=data.get("cuda-build", False),
         project_macro_gate=tuple(data.get("project-macro-gate", ())),
         python_file_names=tuple(data.get("python-file-names", ())),
         python_build_helpers=data.get("python-build-helpers", False),

@@ -21,11 +21,14 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from rocmlint.cpp.wave import KEEPS_TO_32_LANE_GROUPS, keeps_to_32_lane_groups
 from rocmlint.matchers import Capture, Match, check_keys
 
 # The gate of a `hip-only` check's hit in code nvcc compiles too; the project pass lifts it where
 # the project's ROCm build alone compiles the file.
 NVCC_COMPILES_IT = "code nvcc compiles as well, where what the check flags cannot be what it means under HIP"
+# Gates the per-file pass sets that the project pass may lift with what the project says.
+PROJECT_DECIDES = (NVCC_COMPILES_IT, KEEPS_TO_32_LANE_GROUPS)
 _METAVAR = re.compile(r"\$([A-Z_][A-Z0-9_]*)")
 
 
@@ -39,7 +42,9 @@ class AstGrepMatcher:
         self.check_amd_side = check_amd_side
         self.hip_only = hip_only
         # "wavefront": a hit counts only where the code around it also works with the whole
-        # hardware wavefront (rocmlint.cpp.wave); $WAVE names that site.
+        # hardware wavefront (rocmlint.cpp.wave); $WAVE names that site. Elsewhere it is gated
+        # as keeping to 32-lane groups, with the check's `message-when: no-wave-site`; the
+        # project pass reports it where the project has no AMD side.
         self.context = spec.get("context")
         if self.context not in (None, "wavefront"):
             raise CheckFileError(f"{where}.context: must be 'wavefront', got {self.context!r}")
@@ -77,16 +82,21 @@ class AstGrepMatcher:
                 if sub is not None:
                     r = sub.range()
                     captures[name] = Capture(source.text[r.start.index : r.end.index], r.start.index, r.end.index)
-            if self.context == "wavefront":
-                site = wavefront_site(source, rng.start.index, captures.get("NAME"))
-                if site is None:
-                    continue
-                captures["WAVE"] = Capture(site.describe(), rng.start.index, rng.end.index)
+            variant = None
             line = source.position(rng.start.index)[0]
             gate = gates.reason(line, self.check_amd_side)
+            if self.context == "wavefront":
+                site = wavefront_site(source, rng.start.index, captures.get("NAME"))
+                if site is not None:
+                    captures["WAVE"] = Capture(site.describe(), rng.start.index, rng.end.index)
+                else:
+                    # Two 32-lane groups per 64-lane wavefront compute the same: reported only
+                    # where the project has no AMD side (the project pass lifts the gate).
+                    variant = "no-wave-site"
+                    gate = keeps_to_32_lane_groups(gate)
             if gate is None and self.hip_only and not gates.on_amd_side(line) and not (source.path or "").lower().endswith(".hip"):
                 gate = NVCC_COMPILES_IT
-            yield Match(rng.start.index, rng.end.index, gate=gate, captures=captures)
+            yield Match(rng.start.index, rng.end.index, gate=gate, captures=captures, variant=variant)
 
 
 def wavefront_site(source, offset: int, name=None):

@@ -325,10 +325,12 @@ class _Launches:
 
 # Project macros that stand for declaration attributes (`CUTLASS_DEVICE`, `TORCH_API`,
 # `C10_HOST_DEVICE`, `SLEEF_CONST`): before a declaration they read as a second type name and
-# break the parse of everything after them. Recognised by name, when no `(` follows.
+# break the parse of everything after them; and those that stand for an unroll pragma before a
+# loop (`CUTLASS_PRAGMA_UNROLL`, `CUTE_UNROLL`), which break the loop's parse. Recognised by
+# name, when no `(` follows.
 _ATTRIBUTE_MACRO = re.compile(
     r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:API|EXPORT|IMPORT|HOST_DEVICE|DEVICE|HOST|GLOBAL|INLINE|FORCEINLINE|"
-    r"FORCE_INLINE|ALWAYS_INLINE|NOINLINE|CONST|UNUSED|NODISCARD)\b(?!\s*\()"
+    r"FORCE_INLINE|ALWAYS_INLINE|NOINLINE|CONST|UNUSED|NODISCARD|UNROLL|NO_UNROLL)\b(?!\s*\()"
 )
 # `#define NAME` whose body is nothing but attribute keywords (`#define CK_TILE_DEVICE inline __device__`).
 _ATTRIBUTE_DEFINE = re.compile(

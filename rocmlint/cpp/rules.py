@@ -13,6 +13,7 @@ from typing import Iterator
 
 from rocmlint.findings import excerpt
 from rocmlint.matchers import Capture, Match
+from rocmlint.cpp.wave import keeps_to_32_lane_groups
 from rocmlint.cpp.preprocessor import MacroFact, MacroTable, condition_names_platform, condition_value, scan_directives
 
 # --- ROCM206: __CUDA_ARCH__ feature gates ------------------------------------------------------
@@ -294,10 +295,8 @@ def _size_match(source, gates, matcher, start: int, end: int, size: int, limit_t
 
 
 def _code_only(source) -> str:
-    """The file with comments and string literals blanked (same offsets)."""
-    from rocmlint.cpp.cuda_syntax import blank_comments_and_literals
-
-    return blank_comments_and_literals(source.text)
+    """The file with comments and string literals blanked (same offsets), read once per file."""
+    return source.code_only
 
 
 # --- ROCM215: per-lane arrays sized 32 ----------------------------------------------------------
@@ -309,6 +308,7 @@ _ARRAY_DECLARATION = re.compile(
     r"(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]\[;]+\]\s*)+)\s*(?:;|=|\{)",
     re.M,
 )
+_DIMENSION_32 = re.compile(r"\[\s*32[uU]?\s*\]")
 # Index expressions that name a lane of the warp (`tid & 31` is bounded to 32 and is not one).
 _LANE_INDEX = re.compile(r"^\s*(?:lane|lane_id|laneId|laneid|lane_idx|lane_index|laneIdx|__lane_id\s*\(\s*\))\s*$")
 
@@ -320,7 +320,12 @@ def lane_arrays_sized_32(source, matcher) -> Iterator[Match]:
     text = _code_only(source)
     gates = source.preprocessor_gates
     declared: dict[str, tuple[int, int, list[int]]] = {}
-    for match in _ARRAY_DECLARATION.finditer(text):
+    # Only lines with a dimension of 32 can declare one: the declaration is read from their starts.
+    line_starts = sorted({text.rfind("\n", 0, hit.start()) + 1 for hit in _DIMENSION_32.finditer(text)})
+    for line_start in line_starts:
+        match = _ARRAY_DECLARATION.match(text, line_start)
+        if match is None:
+            continue
         dimensions = re.findall(r"\[([^\]\[;]+)\]", match.group("dims"))
         sized_32 = [i for i, d in enumerate(dimensions) if re.fullmatch(r"\s*32[uU]?\s*", d)]
         if sized_32:
@@ -338,15 +343,19 @@ def lane_arrays_sized_32(source, matcher) -> Iterator[Match]:
         subscripts = _subscripts(match.group(2))
         if not any(i < len(subscripts) and _LANE_INDEX.match(subscripts[i]) for i in sized_32):
             continue
-        site = source.wave_context.at(match.start())
-        if site is None or _bounded_to_32(text, match.start(), subscripts):
+        if _bounded_to_32(text, match.start(), subscripts):
             continue
+        site = source.wave_context.at(match.start())
         flagged.add(name)
         line, _ = source.position(start)
-        yield Match(
-            start, end, gate=gates.reason(line, matcher.check_amd_side),
-            captures={"NAME": Capture(name, start, start + len(name)), "WAVE": Capture(site.describe(), start, end)},
-        )
+        gate = gates.reason(line, matcher.check_amd_side)
+        captures = {"NAME": Capture(name, start, start + len(name))}
+        if site is None:
+            # Lanes of a 32-lane group index it whole: reported where the project has no AMD side.
+            yield Match(start, end, gate=keeps_to_32_lane_groups(gate), captures=captures, variant="no-wave-site")
+            continue
+        captures["WAVE"] = Capture(site.describe(), start, end)
+        yield Match(start, end, gate=gate, captures=captures)
 
 
 def _bounded_to_32(text: str, use: int, subscripts: list[str]) -> bool:
@@ -452,18 +461,11 @@ def inline_ptx_asm(source, matcher) -> Iterator[Match]:
     """GNU inline assembly whose template is PTX. The template's string literals are read up to
     the first `:` (preprocessor lines inside the statement skipped, so `#if` inside `asm(...)`
     works); a statement inside a `#define` is reported at the `#define`."""
-    from rocmlint.cpp.cuda_syntax import _scan_literals
-
     text = source.text
-    spans = _scan_literals(text)
-    code = list(text)
-    for start, end, _ in spans:
-        for i in range(start, end):
-            if code[i] != "\n":
-                code[i] = " "
-    code_only = "".join(code)
+    spans = source.literal_spans
+    code_only = source.code_only
     literals = [(s, e) for s, e, is_comment in spans if not is_comment]
-    directives = scan_directives(text)
+    directives = source.directives
     directive_lines: dict[int, object] = {}
     for directive in directives:
         for line in range(directive.line, directive.last_line + 1):
@@ -555,3 +557,392 @@ def intrinsics_missing_in_hip(source, matcher) -> Iterator[Match]:
         line, _ = source.position(match.start())
         start, end = match.start(1), match.end(1)
         yield Match(start, end, gate=gates.reason(line, matcher.check_amd_side), captures={"FUNC": Capture(match.group(1), start, end)})
+
+
+# --- ROCM217: the compiler's wavefront-size macro -------------------------------------------------
+
+_WAVEFRONT_MACRO = re.compile(r"\b__AMDGCN_WAVEFRONT_SIZE(?:__)?\b")
+_CONDITIONS = ("if", "elif", "ifdef", "ifndef", "elifdef", "elifndef")
+
+
+def amdgcn_wavefront_size_macro(source, matcher) -> Iterator[Match]:
+    """Every read of `__AMDGCN_WAVEFRONT_SIZE` / `__AMDGCN_WAVEFRONT_SIZE__`: a condition that
+    tests it (reported as a test: without the macro the other branch is taken, silently), and
+    a use of its value (an error where the compiler no longer defines it). A use inside the
+    branch of a test of whether it is defined is the test's to report."""
+    code = _code_only(source)
+    gates = source.preprocessor_gates
+    directives = source.directives
+    guarded = _lines_guarded_by_defined(directives, _WAVEFRONT_MACRO)
+    directive_at = {}
+    for directive in directives:
+        for line in range(directive.line, directive.last_line + 1):
+            directive_at[line] = directive
+    reported: set[int] = set()
+    for hit in _WAVEFRONT_MACRO.finditer(code):
+        line, _ = source.position(hit.start())
+        directive = directive_at.get(line)
+        is_test = directive is not None and directive.keyword in _CONDITIONS
+        if (line in guarded and not is_test) or (directive is not None and directive.line in reported):
+            continue
+        if directive is not None:
+            reported.add(directive.line)
+        if is_test:
+            what = f"`#{directive.keyword} {' '.join(directive.text.split())}`"
+            effect = "tests it: without it the condition reads the macro as undefined (0) and the build takes another branch without a word"
+        elif directive is not None and directive.keyword == "define":
+            name = directive.text.split("(")[0].split()[0] if directive.text.split() else "it"
+            what = f"`#define {name}`"
+            effect = f"takes its value: every use of `{name}` fails to compile (undeclared identifier) where the macro is gone"
+        else:
+            what = f"`{hit.group(0)}`"
+            effect = "reads its value: this fails to compile (undeclared identifier) where the macro is gone"
+        start, end = hit.start(), hit.end()
+        yield Match(start, end, gate=gates.reason(line, matcher.check_amd_side),
+                    captures={"WHAT": Capture(excerpt(what), start, end), "EFFECT": Capture(effect, start, end),
+                              "MACRO": Capture(hit.group(0), start, end)})
+
+
+def _lines_guarded_by_defined(directives, name: re.Pattern) -> set[int]:
+    """Lines inside a branch taken only where a macro matching `name` is defined: `#ifdef
+    NAME`, `#if defined(NAME)` (with `&&`), up to the branch's end."""
+    guarded: set[int] = set()
+    stack: list[tuple[int, bool]] = []  # (line the branch starts after, whether it is guarded)
+    for directive in directives:
+        keyword = directive.keyword
+        if keyword in ("if", "ifdef", "ifndef"):
+            stack.append((directive.last_line, _needs_defined(keyword, directive.text, name)))
+        elif keyword in ("elif", "elifdef", "elifndef", "else") and stack:
+            start, guard = stack[-1]
+            if guard:
+                guarded.update(range(start + 1, directive.line))
+            stack[-1] = (directive.last_line, keyword != "else" and _needs_defined(keyword, directive.text, name))
+        elif keyword == "endif" and stack:
+            start, guard = stack.pop()
+            if guard:
+                guarded.update(range(start + 1, directive.line))
+    return guarded
+
+
+def _needs_defined(keyword: str, condition: str, name: re.Pattern) -> bool:
+    if keyword in ("ifdef", "elifdef"):
+        return bool(name.fullmatch(condition.strip()))
+    if keyword in ("if", "elif"):
+        if "||" in condition:
+            return False
+        return any(not negated and name.fullmatch(word)
+                   for negated, word in re.findall(r"(!?)\s*\bdefined\s*\(?\s*(\w+)", condition))
+    return False
+
+
+# --- ROCM220: ROCm-only code where the CUDA build compiles it -------------------------------------
+
+# Headers that only a ROCm installation provides: HIP's own (`hip/...`; HIP for the NVIDIA
+# platform is a separate install few NVIDIA machines have) and the ROCm libraries.
+_ROCM_HEADER = re.compile(
+    r'^\s*[<"]\s*((?:hip|hipcub|hipblas|hipblaslt|hipsparse|hipsparselt|hipfft|hiprand|hipsolver|hiptensor|rocblas|'
+    r"rocprim|rocrand|rocsparse|rocsolver|rocfft|rocwmma|rocthrust|rccl|miopen|migraphx|ck|ck_tile|roctracer|"
+    r'rocprofiler|rocm_smi|amd_smi|hsa)/[^>"]+|(?:hipblas|hipblaslt|rocblas|rccl|hipcub|hiprand|hipfft|hipsparse|'
+    r'hipsolver)\.h(?:pp)?)\s*[>"]'
+)
+_AMDGCN_BUILTIN = re.compile(r"\b__builtin_amdgcn_\w+")
+
+
+def rocm_only_code(source, matcher) -> Iterator[Match]:
+    """`#include` of a header only ROCm provides, and calls of `__builtin_amdgcn_*`, outside
+    every GPU stack test: code the CUDA build compiles too, unless the project says otherwise
+    (the project pass asks which files the CUDA build reads). Each include is reported; the
+    builtins once per file, at the first, with how many there are. `.hip` files are HIP
+    source and left alone."""
+    if (source.path or "").lower().endswith(".hip"):
+        return
+    gates = source.preprocessor_gates
+    for directive in source.directives:
+        if directive.keyword not in ("include", "include_next"):
+            continue
+        header = _ROCM_HEADER.match(directive.text)
+        if header is None:
+            continue
+        start = source.line_starts[directive.line - 1]
+        end = start + len(source.line_text(directive.line).rstrip())
+        what = f"`#include {directive.text.strip()}`"
+        yield Match(start, end, gate=gates.reason(directive.line, matcher.check_amd_side),
+                    captures={"WHAT": Capture(what, start, end), "NEEDS": Capture(_header_needs(header.group(1)), start, end)})
+    if "__builtin_amdgcn_" not in source.text:
+        return
+    code = _code_only(source)
+    builtins = [(hit, source.position(hit.start())[0]) for hit in _AMDGCN_BUILTIN.finditer(code)]
+    ungated = [(hit, line) for hit, line in builtins if gates.reason(line, matcher.check_amd_side) is None]
+    chosen = ungated or builtins
+    if chosen:
+        hit, line = chosen[0]
+        more = len(ungated) - 1 if ungated else len(builtins) - 1
+        what = f"`{hit.group(0)}`" + (f" (and {more} more AMD builtin call{'s' if more != 1 else ''} in this file)" if more > 0 else "")
+        yield Match(hit.start(), hit.end(), gate=gates.reason(line, matcher.check_amd_side),
+                    captures={"WHAT": Capture(what, hit.start(), hit.end()),
+                              "NEEDS": Capture("nvcc has no AMD GPU builtins", hit.start(), hit.end())})
+
+
+def _header_needs(header: str) -> str:
+    if header.startswith("hip/"):
+        return "nvcc finds HIP's headers only where HIP is installed for the NVIDIA platform"
+    return "nvcc finds it only on a machine with ROCm installed, and it declares AMD-only code"
+
+
+# --- ROCM218 / ROCM219: the CUDA runtime surface ---------------------------------------------------
+
+_CONDITION_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
+# Error-checking helpers projects name after CUDA (`cudaCheck(...)`, `cudaCheckError()`,
+# `cudaSafeCall`): the project's own macros, defined in a header of its own.
+_PROJECT_HELPER = re.compile(r"^cuda(?:Check|Safe|Assert|Catch)\w*$")
+# A file that includes HIP's headers outside every stack test is written for HIP: the CUDA
+# names it uses are its own aliases of HIP's (`typedef __hip_bfloat16 nv_bfloat16;`).
+_HIP_INCLUDE = re.compile(r'^\s*[<"]\s*hip/')
+# What before a name makes its occurrence a definition: `#define`, `using`, a return type.
+_DEFINE_BEFORE = re.compile(r"#[ \t]*define[ \t]+$|\busing\s+$")
+_TYPE_BEFORE = re.compile(r"(?<![\w:])([A-Za-z_][\w:]*)(?:<[^<>;(){}]*>)?[\s*&]+$")
+_NOT_TYPES = frozenset({
+    "return", "else", "case", "throw", "new", "delete", "sizeof", "const", "volatile", "static", "extern", "inline",
+    "constexpr", "typename", "struct", "class", "enum", "union", "unsigned", "signed", "goto", "using", "typedef",
+    "co_return", "__host__", "__device__", "__global__", "decltype", "noexcept", "template", "operator", "do",
+})
+
+
+def _defines(code: str, start: int, end: int) -> bool:
+    """Does the name at code[start:end] get defined here (`#define NAME`, `using NAME =`,
+    `typedef ... NAME;`, `int64_t NAME(...)` declared with a return type, a member `NAME_`)?
+    No project defines CUDA's own names outside a shim, so such a name is the project's."""
+    name = code[start:end]
+    before = code[max(0, start - 120) : start]
+    if name.endswith("_") or _DEFINE_BEFORE.search(before):
+        return True
+    # The statement the name is in: from the end of the previous one, less preprocessor lines.
+    statement = before[max(before.rfind(";"), before.rfind("{"), before.rfind("}")) + 1 :]
+    statement = "\n".join(line for line in statement.split("\n") if not line.lstrip().startswith("#"))
+    after = code[end : end + 4].lstrip()
+    if after.startswith(";"):
+        return re.search(r"\btypedef\b", statement) is not None
+    if after.startswith("("):
+        typed = _TYPE_BEFORE.search(statement)
+        return typed is not None and typed.group(1) not in _NOT_TYPES
+    return False
+
+
+def cuda_runtime_not_hipified(source, matcher) -> Iterator[Match]:
+    """One hit per file that uses the CUDA runtime surface (rocmlint.cpp.cuda_api): headers,
+    runtime and driver API names, bf16/fp8 types. It is at the first use outside every GPU
+    stack test and names what the file uses; whether the project's build hipifies the file is
+    the project pass's to say (the check is `hipify-gated`). Names the file defines itself, and
+    names in preprocessor conditions (`#if CUDART_VERSION`), are not uses."""
+    from rocmlint.cpp.cuda_api import RUNTIME_HEADER, RUNTIME_NAME, WITHOUT_HIP_COUNTERPART
+
+    code = _code_only(source)
+    gates = source.preprocessor_gates
+    uses: list[tuple[int, int, str, int]] = []  # (start, end, name, line)
+    for directive in source.directives:
+        if directive.keyword == "include":
+            if _HIP_INCLUDE.match(directive.text) and gates.reason(directive.line) is None:
+                return
+            header = RUNTIME_HEADER.match(directive.text)
+            if header:
+                start = source.line_starts[directive.line - 1]
+                uses.append((start, start + len(source.line_text(directive.line).rstrip()), f"<{header.group(1)}>", directive.line))
+    own: set[str] = set()
+    hits = []
+    for hit in RUNTIME_NAME.finditer(code):
+        name = hit.group(0)
+        if name in WITHOUT_HIP_COUNTERPART or _PROJECT_HELPER.match(name):
+            continue
+        if _defines(code, hit.start(), hit.end()):
+            own.add(name)
+            continue
+        hits.append(hit)
+    for hit in hits:
+        name = hit.group(0)
+        if name in own:
+            continue
+        line, _ = source.position(hit.start())
+        if _CONDITION_LINE.match(source.line_text(line)):
+            continue
+        uses.append((hit.start(), hit.end(), name, line))
+    if not uses:
+        return
+    uses.sort()
+    ungated = [use for use in uses if gates.reason(use[3], matcher.check_amd_side) is None]
+    counted = ungated or uses
+    distinct = list(dict.fromkeys(name for _, _, name, _ in counted))
+    start, end, _, line = counted[0]
+    shown = ", ".join(f"`{name}`" for name in distinct[:4]) + (f" and {len(distinct) - 4} more" if len(distinct) > 4 else "")
+    count = f"{len(distinct)} CUDA runtime name{'s' if len(distinct) != 1 else ''}"
+    yield Match(start, end, gate=gates.reason(line, matcher.check_amd_side),
+                captures={"COUNT": Capture(count, start, end), "NAMES": Capture(shown, start, end)})
+
+
+def cuda_api_without_hip_counterpart(source, matcher) -> Iterator[Match]:
+    """Each use of a CUDA runtime name HIP has no counterpart for (rocmlint.cpp.cuda_api)."""
+    from rocmlint.cpp.cuda_api import WITHOUT_HIP_COUNTERPART
+
+    code = _code_only(source)
+    gates = source.preprocessor_gates
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, WITHOUT_HIP_COUNTERPART)) + r")\b")
+    hits = list(pattern.finditer(code))
+    own = {hit.group(1) for hit in hits if _defines(code, hit.start(1), hit.end(1))}
+    for hit in hits:
+        name = hit.group(1)
+        if name in own:
+            continue
+        line, _ = source.position(hit.start())
+        missing = WITHOUT_HIP_COUNTERPART[name]
+        start, end = hit.start(), hit.end()
+        yield Match(start, end, gate=gates.reason(line, matcher.check_amd_side),
+                    captures={"NAME": Capture(name, start, end), "WHAT": Capture(missing.what, start, end),
+                              "INSTEAD": Capture(missing.instead, start, end), "EVIDENCE": Capture(missing.evidence, start, end)})
+
+
+# --- ROCM221: host code sized by a compile-time warp size -----------------------------------------
+
+# Names that say warp size (ROCM204's); a lower-case one counts only where the file defines it
+# as a number (`constexpr int warp_size = 32;`), not a run-time value (`= prop.warpSize`).
+_WARP_SIZE_NAME = re.compile(r"(?i)^(?:k_?)?(?:warp_?size|threads_?per_?warp|lanes?_?per_?warp|warp_?threads|warp_?lanes)$")
+_WARP_WORD = re.compile(r"\b\w*(?:WARP|[Ww]arp)\w*")
+_NUMBER_DEFINITION = r"(?:#[ \t]*define[ \t]+{name}[ \t]+\(?\s*\d+[uU]?\s*\)?[ \t]*$|\b(?:constexpr|const)\b[^;=()]*\b{name}\s*=\s*\d+[uU]?\s*;)"
+# A condition that picks a value per AMD target, which only the device pass can see.
+_PER_TARGET = re.compile(r"__GFX\d+__|__gfx\w+__|__AMDGCN_WAVEFRONT_SIZE|__HIP_DEVICE_COMPILE__|__AMDGCN__")
+_WARP_COLLECTIVE = re.compile(r"\b(?:__shfl\w*|__ballot\w*|__syncwarp|__any_sync|__all_sync|__activemask|__reduce_\w+_sync|__match_\w+_sync|tiled_partition)\b")
+_LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;<>]*(?:<[^;<>]*>[^;<>]*)*>)?\s*<<<")
+
+
+def host_warp_size(source, matcher) -> Iterator[Match]:
+    """Host functions that size work with a compile-time warp size: a warp-size constant
+    (`WARP_SIZE`, `kWarpSize`), or a launch whose block is one 32-thread warp
+    (`k<<<n, 32>>>`). One hit per host function, at the first such place. Reported where the
+    constant is chosen per AMD target (the host pass sees only its fallback), or where a
+    kernel the function launches works with the whole wavefront (rocmlint.cpp.wave);
+    elsewhere gated as keeping to 32-lane groups, which the project pass reports in projects
+    with no AMD side."""
+    code = _code_only(source)
+    # Host code that sizes work launches it: a file that launches nothing has none to check.
+    if "<<<" not in code and "dim3" not in code and "launch" not in code.lower():
+        return
+    words = {w for w in set(_WARP_WORD.findall(code)) if _WARP_SIZE_NAME.match(w)}
+    if not words and "<<<" not in code:
+        return
+    constants = {w for w in words if not w[0].islower() or re.search(_NUMBER_DEFINITION.format(name=re.escape(w)), code, re.M)}
+    per_target = _per_target_constants(source, constants)
+    context = source.wave_context
+    kernels = {f.name: f for f in context.functions if f.runs_on != "host" and f.name}
+    gates = source.preprocessor_gates
+    constant_word = re.compile(r"\b(" + "|".join(map(re.escape, sorted(constants))) + r")\b") if constants else None
+    device_kernels = sorted(name for name, f in kernels.items() if f.runs_on == "device")
+    kernel_word = re.compile(r"\b(?:" + "|".join(map(re.escape, device_kernels)) + r")\b") if device_kernels else None
+    for function in context.functions:
+        # `MACRO_BEGIN namespace x {` reads as a function named `namespace`: not one.
+        if function.runs_on != "host" or function.name in _NOT_FUNCTIONS:
+            continue
+        nested = [(o.start, o.end) for o in context.functions if function.start < o.start and o.end <= function.end]
+        body = _without_nested(code, function, nested) if nested else code[function.start : function.end]
+        places: list[tuple[int, int, str]] = []
+        if constant_word is not None:
+            hit = constant_word.search(body)
+            if hit:
+                places.append((function.start + hit.start(), function.start + hit.end(), f"`{hit.group(1)}`"))
+        launched = []
+        for launch in _LAUNCH.finditer(body):
+            launched.append(launch.group(1))
+            arguments = _launch_arguments(body, launch.end())
+            kernel = kernels.get(launch.group(1))
+            # One warp per block matters only to a kernel that works with its warp.
+            warp_work = kernel is not None and _WARP_COLLECTIVE.search(code, kernel.start, kernel.end)
+            if warp_work and len(arguments) >= 2 and _one_warp_block(arguments[1][0], constants):
+                at = function.start + arguments[1][1]
+                places.append((at, at + len(arguments[1][0]), f"a block of one 32-thread warp (`{arguments[1][0]}`)"))
+        if not places:
+            continue
+        if kernel_word is not None:
+            # A kernel named in the function (`cudaLaunchKernelEx(&config, kernel, ...)`) is one it launches.
+            launched += [hit.group(0) for hit in kernel_word.finditer(body)]
+        start, end, what = min(places)
+        line, _ = source.position(start)
+        gate = gates.reason(line, matcher.check_amd_side)
+        captures = {"WHAT": Capture(what, start, end)}
+        named = re.match(r"`(\w+)`$", what)
+        if named and named.group(1) in per_target:
+            where = per_target[named.group(1)]
+            captures["WAVE"] = Capture(f"`{named.group(1)}` is chosen per AMD target in the device pass (line {where}), so the host pass sees only its fallback", start, end)
+            yield Match(start, end, gate=gate, captures=captures)
+            continue
+        site = next((context.at(kernels[name].start) for name in launched if name in kernels and context.at(kernels[name].start)), None)
+        if site is not None:
+            captures["WAVE"] = Capture(f"it sizes a launch of a kernel that works with the whole wavefront ({site.describe()})", start, end)
+            yield Match(start, end, gate=gate, captures=captures)
+            continue
+        yield Match(start, end, gate=keeps_to_32_lane_groups(gate), captures=captures, variant="no-wave-site")
+
+
+_NOT_FUNCTIONS = frozenset({"namespace", "class", "struct", "union", "enum", "extern"})
+
+
+def _without_nested(code: str, function, nested: list[tuple[int, int]]) -> str:
+    """The text of `function` with the functions nested in it blanked (same offsets)."""
+    pieces, at = [], function.start
+    for start, end in sorted(nested):
+        if start < at:
+            continue
+        pieces.append(code[at:start])
+        pieces.append(" " * (end - start))
+        at = end
+    pieces.append(code[at : function.end])
+    return "".join(pieces)
+
+
+def _launch_arguments(text: str, start: int) -> list[tuple[str, int]]:
+    """The arguments of a launch configuration starting at `start` (after `<<<`), each with
+    its offset in `text`."""
+    arguments, depth, current, offset = [], 0, "", start
+    for index in range(start, min(len(text), start + 400)):
+        char = text[index]
+        if text.startswith(">>>", index) and depth == 0:
+            break
+        if char in "([{<":
+            depth += 1
+        elif char in ")]}>":
+            depth -= 1
+        if char == "," and depth == 0:
+            arguments.append((current, offset))
+            current, offset = "", index + 1
+            continue
+        current += char
+    arguments.append((current, offset))
+    cleaned = []
+    for argument, at in arguments:
+        stripped = argument.strip()
+        cleaned.append((stripped, at + (len(argument) - len(argument.lstrip()))))
+    return cleaned
+
+
+def _one_warp_block(argument: str, constants: set[str]) -> bool:
+    names = "|".join(map(re.escape, sorted(constants)))
+    single = rf"(?:32[uU]?{'|' + names if names else ''})"
+    return bool(re.fullmatch(rf"\(?\s*{single}\s*\)?|dim3\s*[({{]\s*{single}\s*(?:,\s*1\s*){{0,2}}[)}}]", argument))
+
+
+def _per_target_constants(source, constants: set[str]) -> dict[str, int]:
+    """Constants this file defines under a test of the AMD target (`#if defined(__GFX9__)`):
+    line of the definition, by name."""
+    if not constants or not _PER_TARGET.search(source.text):
+        return {}
+    found: dict[str, int] = {}
+    open_conditions: list[str] = []
+    for directive in source.directives:
+        keyword = directive.keyword
+        if keyword in ("if", "ifdef", "ifndef"):
+            open_conditions.append(directive.text)
+        elif keyword in ("elif", "elifdef", "elifndef", "else") and open_conditions:
+            open_conditions[-1] = open_conditions[-1] + " " + directive.text
+        elif keyword == "endif" and open_conditions:
+            open_conditions.pop()
+        elif keyword == "define":
+            name = directive.text.split("(")[0].split()[0] if directive.text.split() else ""
+            if name in constants and any(_PER_TARGET.search(c) for c in open_conditions):
+                found.setdefault(name, directive.line)
+    return found

@@ -27,6 +27,27 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+# The gate of a 32-lane hit that meets no whole-wavefront site: on a 64-lane wavefront such code
+# holds two 32-lane groups and computes the same. The project pass lifts it where the project
+# has no AMD side (rocmlint.build.project_root.project_kind): there nothing decides yet which of
+# the two the code means on AMD, and the port must.
+KEEPS_TO_32_LANE_GROUPS = (
+    "keeps to 32-lane groups: nothing in this function, its callers or its callees works with the whole "
+    "wavefront, so a 64-lane wavefront holds two such groups and computes the same (reported where the "
+    "project has no AMD side yet)"
+)
+
+
+def keeps_to_32_lane_groups(gate: str | None) -> str:
+    """The gate of a 32-lane hit that meets no whole-wavefront site, after the preprocessor's
+    (`gate`, or None): the preprocessor's reason comes first, so that the project pass, which
+    reads the conditions again with the project's macros, still knows the hit keeps to 32-lane
+    groups where the project lifts that reason (rocmlint.project.gating)."""
+    return KEEPS_TO_32_LANE_GROUPS if gate is None else f"{gate}; {KEEPS_TO_32_LANE_GROUPS}"
+
+
+
+
 # Names of project constants and functions that stand for the hardware warp size.
 _HARDWARE_WARP_NAME = re.compile(r"(?i)(?:hw|hardware|physical|native)_?warp_?size|warp_?size_?(?:hw|hardware|physical)")
 # Votes whose result has one bit per lane of the whole wavefront. `__any`/`__all` are not among
@@ -38,6 +59,7 @@ _VOTES = frozenset({"__ballot", "__ballot_sync", "__activemask", "__match_any_sy
 _PRIORITY = {"number": 0, "vote": 1, "read": 2, "scan": 3}
 # Shuffles and the argument count at which the width is given (mask-less / _sync forms).
 _CROSSING_SHUFFLES = {"__shfl_up": 3, "__shfl_up_sync": 4, "__shfl": 3, "__shfl_sync": 4}
+_OWN_WARP_SIZE = re.compile(r"\b(?:constexpr|const|static|int|unsigned|auto|uint32_t|int32_t|size_t)\b[^;=(){}]*\bwarpSize\s*[={]")
 _WARP_SIZE_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w*(?i:warp_?size|warpsize|threads_?per_?warp|lanes_?per_?warp)\w*)[ \t]+\(?\s*(\d+)\s*\)?[ \t]*$", re.M)
 
 
@@ -48,6 +70,18 @@ class _Function:
     name: str | None
     sites: list[tuple[int, str, str]] = field(default_factory=list)  # (offset, description, kind) of its own
     calls: set[str] = field(default_factory=set)
+    body: int = -1  # where its body starts
+
+
+@dataclass(frozen=True)
+class FunctionSpan:
+    """A function of the file: where it is, its name, and where its code runs: "device"
+    (`__global__`, `__device__`), "host" (neither, or `__host__` alone) or "both"."""
+
+    start: int
+    end: int
+    name: str | None
+    runs_on: str
 
 
 @dataclass(frozen=True)
@@ -63,9 +97,10 @@ class WaveSite:
 class WaveContext:
     """Per function: the first whole-wavefront site that reaches it (see the module docstring)."""
 
-    def __init__(self, spans: list[tuple[int, int, WaveSite | None]]):
+    def __init__(self, spans: list[tuple[int, int, WaveSite | None]], functions: tuple[FunctionSpan, ...] = ()):
         self._spans = sorted(spans)
         self._starts = [s for s, _, _ in self._spans]
+        self.functions = functions  # every function of the file, in order
 
     def at(self, offset: int) -> WaveSite | None:
         """The whole-wavefront site that meets the innermost function containing `offset`."""
@@ -92,38 +127,68 @@ def wave_context(source) -> WaveContext:
     gates = source.preprocessor_gates
     text = source.text
     hardware_constants = _hardware_warp_constants(text, gates, source)
+    # One walk of the tree for every node that can matter (a walk per function costs hundreds of
+    # walks in a file of kernels); identifiers are filtered by ast-grep, so the thousands of
+    # others never become Python objects.
+    # A file that declares a `warpSize` of its own (`constexpr int warpSize = 32;`) means its own
+    # constant by the name, not HIP's run-time wavefront size.
+    own_warp_size = "warpSize" in text and _OWN_WARP_SIZE.search(source.code_only)
+    names = sorted(({"warpSize"} if not own_warp_size else set()) | hardware_constants)
+    word = rf"^(?:{'|'.join(map(re.escape, names))})$|^(?:{_HARDWARE_WARP_NAME.pattern})$"
+    nodes = root.find_all({"rule": {"any": [
+        {"kind": "function_definition"}, {"kind": "call_expression"}, {"kind": "identifier", "regex": word},
+    ]}})
     functions: list[_Function] = []
-    for node in root.find_all(kind="function_definition"):
-        r = node.range()
-        function = _Function(r.start.index, r.end.index, _function_name(node))
-        for call in node.find_all(kind="call_expression"):
-            callee = call.field("function")
-            if callee is None:
-                continue
-            name = _simple_name(callee.text())
-            function.calls.add(name)
-            arguments = call.field("arguments")
+    for node in nodes:
+        if node.kind() == "function_definition":
+            r = node.range()
+            body = node.field("body")
+            functions.append(_Function(r.start.index, r.end.index, _function_name(node),
+                                       body=body.range().start.index if body is not None else r.start.index))
+    # A hit belongs to every function that holds it (a function nested in another, to both).
+    functions.sort(key=lambda f: (f.start, -f.end))
+    holders = _Holders(functions)
+    for node in nodes:
+        kind = node.kind()
+        if kind == "function_definition":
+            continue
+        where = node.range().start.index
+        owners = holders.at(where)
+        if not owners:
+            continue
+        if kind == "identifier":
+            text_of = node.text()
+            for function in owners:
+                function.sites.append((where, f"`{text_of}`", "number"))
+            continue
+        callee = node.field("function")
+        if callee is None:
+            continue
+        name = _simple_name(callee.text())
+        site = None
+        if name in _VOTES:
+            site = (where, f"`{name}`", "vote")
+        elif name in _CROSSING_SHUFFLES:
+            arguments = node.field("arguments")
             count = len([c for c in arguments.children() if c.is_named() and c.kind() != "comment"]) if arguments else 0
-            where = call.range().start.index
-            if name in _VOTES:
-                function.sites.append((where, f"`{name}`", "vote"))
-            elif name in _CROSSING_SHUFFLES and count < _CROSSING_SHUFFLES[name]:
+            if count < _CROSSING_SHUFFLES[name]:
                 kind = "scan" if name.startswith("__shfl_up") else "read"
-                function.sites.append((where, f"`{name}` without a width", kind))
-            elif name == "__lane_id" or _HARDWARE_WARP_NAME.search(name):
-                function.sites.append((where, f"`{name}()`", "number"))
-        for identifier in node.find_all(kind="identifier"):
-            word = identifier.text()
-            if word == "warpSize" or word in hardware_constants or _HARDWARE_WARP_NAME.fullmatch(word):
-                function.sites.append((identifier.range().start.index, f"`{word}`", "number"))
-        body = text[r.start.index : r.end.index]
-        for hit in re.finditer(r"%%?laneid\b", body):
-            function.sites.append((r.start.index + hit.start(), "PTX `%laneid`", "number"))
+                site = (where, f"`{name}` without a width", kind)
+        elif name == "__lane_id" or _HARDWARE_WARP_NAME.search(name):
+            site = (where, f"`{name}()`", "number")
+        for function in owners:
+            function.calls.add(name)
+            if site is not None:
+                function.sites.append(site)
+    if "laneid" in text:
+        for hit in re.finditer(r"%%?laneid\b", text):
+            for function in holders.at(hit.start()):
+                function.sites.append((hit.start(), "PTX `%laneid`", "number"))
+    for function in functions:
         function.sites = sorted(
             (site for site in function.sites if gates.reason(source.position(site[0])[0], True) is None),
             key=lambda site: (_PRIORITY[site[2]], site[0]),
         )
-        functions.append(function)
     by_name: dict[str, list[_Function]] = {}
     for function in functions:
         if function.name:
@@ -144,7 +209,54 @@ def wave_context(source) -> WaveContext:
             offset, what, _ = min(candidates, key=lambda s: (_PRIORITY[s[2]], 0 if s in function.sites else 1, s[0]))
             site = WaveSite(offset, source.position(offset)[0], what)
         spans.append((function.start, function.end, site))
-    return WaveContext(spans)
+    code = source.code_only
+    spans_of = tuple(FunctionSpan(f.start, f.end, f.name, _runs_on(code, f.start, f.body)) for f in functions)
+    return WaveContext(spans, spans_of)
+
+
+# Execution-space qualifiers, and the project macros that stand for them (`CUTLASS_DEVICE`,
+# `CUTE_HOST_DEVICE`, `C10_HOST_DEVICE`): read by their words.
+_QUALIFIER = re.compile(r"\b(__global__|__device__|__host__|[A-Z][A-Z0-9_]*(?:DEVICE|GLOBAL|KERNEL)[A-Z0-9_]*)\b")
+
+
+def _runs_on(code: str, start: int, body: int) -> str:
+    """Where a function runs, from the qualifiers of its declaration: the blanked CUDA syntax
+    leaves them before the node the grammar sees, so the text back to the end of the previous
+    declaration is read too."""
+    before = max(code.rfind(";", 0, start), code.rfind("}", 0, start), code.rfind("{", 0, start))
+    words = " ".join(_QUALIFIER.findall(code[before + 1 : body]))
+    device = "__global__" in words or "__device__" in words or re.search(r"DEVICE|GLOBAL|KERNEL", words)
+    host = "__host__" in words or "HOST" in words
+    if not device:
+        return "host"
+    return "both" if host and "__global__" not in words else "device"
+
+
+class _Holders:
+    """The functions that hold an offset, innermost first, among functions sorted by start
+    (and, at the same start, outermost first): each function's parent is the innermost one
+    around it."""
+
+    def __init__(self, functions: list[_Function]):
+        self._functions = functions
+        self._starts = [f.start for f in functions]
+        self._parents: list[int | None] = []
+        open_: list[int] = []
+        for index, function in enumerate(functions):
+            while open_ and functions[open_[-1]].end <= function.start:
+                open_.pop()
+            self._parents.append(open_[-1] if open_ else None)
+            open_.append(index)
+
+    def at(self, offset: int) -> list[_Function]:
+        index = bisect.bisect_right(self._starts, offset) - 1
+        while index is not None and index >= 0 and not offset < self._functions[index].end:
+            index = self._parents[index]
+        held = []
+        while index is not None and index >= 0:
+            held.append(self._functions[index])
+            index = self._parents[index]
+        return held
 
 
 def _function_name(node) -> str | None:

@@ -28,6 +28,8 @@ class Match:
     gate: str | None  # why the code is already gated for one GPU stack (None: it is not)
     captures: dict[str, Capture] = field(default_factory=dict)
     node: object = field(default=None, compare=False, repr=False)  # the ast node, for Python rewrites
+    # Which of the check's other messages says this hit (`message-when`), or None for `message`.
+    variant: str | None = None
 
 
 class Matcher(Protocol):

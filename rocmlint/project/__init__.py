@@ -162,7 +162,9 @@ def _read_build(
         text = text_of(path)
         if text and ROCM_TEXT.search(text):
             read(path)
-    has_rocm_side = any(ROCM_TEXT.search(text_of(p) or "") for p in facts.files_read)
+    # Outside comments, as for the project's kind (rocmlint.build.project_root): a build file
+    # whose only word of ROCm is a comment ("# TODO: ROCm") has no ROCm side.
+    has_rocm_side = any(ROCM_TEXT.search(_without_hash_comments(text_of(p) or "")) for p in facts.files_read)
     facts.problems.extend(problems)
     facts.nvidia_toolchain = next(
         (p for p in facts.files_read if _NVIDIA_TOOLCHAIN.search(_without_hash_comments(text_of(p) or ""))), None
@@ -176,7 +178,7 @@ def _source_verdicts(model: ProjectModel, facts: BuildFacts, overrides: Override
         if path in rocm and path in cuda:
             model.verdicts[path] = FileVerdict("both")
         elif path in rocm:
-            model.verdicts[path] = FileVerdict("rocm")
+            model.verdicts[path] = FileVerdict("rocm", origin=f"{rocm[path].describe()} compiles it for the ROCm build")
         elif model.has_rocm_side:
             where = cuda[path].describe()
             model.verdicts[path] = FileVerdict(

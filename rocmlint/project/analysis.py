@@ -26,7 +26,8 @@ import re
 from collections import defaultdict
 
 from rocmlint.build import CUDA, ROCM, BuildFacts
-from rocmlint.cpp.preprocessor import NVIDIA_COMPILER_ONLY, ConditionUnderHip, MacroFact, MacroTable
+from rocmlint.cpp.cuda_api import RUNTIME_NAME
+from rocmlint.cpp.preprocessor import NVIDIA_COMPILER_ONLY, ConditionUnderHip, MacroFact, MacroTable, nvidia_side_table
 from rocmlint.project.model import (
     _HEADER_SUFFIXES,
     _HIP_BUILD_MACROS,
@@ -152,6 +153,42 @@ def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], 
         )
     _component_tables(model, edges, sources, learned, platform, definitions)
     _shims(model, index, walk, include_dirs)
+    if model.has_rocm_side and model.amd_only is None:
+        # Asked only by checks of code the CUDA build compiles, for hits no other gate took.
+        model.cuda_reach = lambda: _cuda_build_reach(model, index, table, sources, include_dirs)
+
+
+def _cuda_build_reach(model, index: ProjectSources, table: MacroTable, sources: list[str], include_dirs) -> frozenset[str]:
+    """The files the project's CUDA build reads: every source it compiles, every source of the
+    project's own that no build names (unknown means both) unless it is HIP source (`.hip`, or
+    named for HIP), and the headers they include in branches nvcc may compile (the ROCm side of
+    stack tests left out). Checks of code nvcc compiles ask it (`ProjectModel.cuda_build_gate`)."""
+    # Where the build files name what the CUDA build compiles, that is the CUDA build; where
+    # they name nothing for it, every source of the project's own may be (unknown means both).
+    named = any(v.compiled_for in ("cuda", "both") for v in model.verdicts.values())
+
+    def is_root(path: str) -> bool:
+        verdict = model.verdicts.get(path, FileVerdict("unknown")).compiled_for
+        if verdict == "cuda":
+            return True
+        if verdict not in ("both", "unknown") or os.path.splitext(path)[1].lower() in _HEADER_SUFFIXES:
+            return False
+        # A source named for HIP (`hip_fmha/`, `rocm/`, `*_hip.cpp`) that a build's glob takes
+        # for both is the ROCm build's: what the CUDA build reads of it, it includes.
+        if path.lower().endswith(".hip") or _under_hip_name(path):
+            return False
+        if verdict == "both":
+            return True
+        if named:
+            return False
+        # No build names it: unknown means both, unless it is written for AMD (it includes HIP's
+        # headers or calls AMD builtins; Composable Kernel): nothing says nvcc ever sees it.
+        text = model.read_text(path) or ""
+        return vendored_directory(model, path) is None and not _WRITTEN_FOR_AMD.search(text)
+
+    walk = _Walk(index, nvidia_side_table(table), include_dirs)
+    walk.run([p for p in sources if is_root(p)])
+    return frozenset(walk.live)
 
 
 class _Walk:
@@ -382,13 +419,33 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
                 drops_mask = bool(mask) and mask not in _IDENT.findall(definition.body)
             model.shims.setdefault(name, []).append(Shim(name, definition.path, definition.line, drops_mask))
             shim_files.add(definition.path)
+    # CUDA runtime names a HIP shim header renames for HIP (`#define cudaMalloc hipMalloc`,
+    # llama.cpp's vendors/hip.h): the files that include it use them as HIP.
+    for name, entries in walk.live_definitions.items():
+        if not RUNTIME_NAME.fullmatch(name):
+            continue
+        for definition, in_platform, _ in entries:
+            sites = walk.include_sites.get(definition.path, [])
+            if in_platform or (sites and all(p for _, p in sites)) or _names_hip(definition.path):
+                model.shims.setdefault(name, []).append(Shim(name, definition.path, definition.line, None))
+                model.runtime_shims[definition.path] = model.runtime_shims.get(definition.path, 0) + 1
+                shim_files.add(definition.path)
     # Device functions a HIP shim header defines under an intrinsic's name (llama.cpp's
-    # vendors/hip.h defines `__vsub4`, `__vcmpne4`, ... as `__device__` functions).
+    # vendors/hip.h defines `__vsub4`, `__vcmpne4`, ... as `__device__` functions), and CUDA
+    # types it names for HIP types (`typedef __hip_bfloat16 nv_bfloat16;`).
     for path in walk.live:
         sites = walk.include_sites.get(path, [])
         if not (_names_hip(path) or (sites and all(p for _, p in sites) and not _names_cuda(path))):
             continue
         text = model.read_text(path)
+        if text and ("typedef" in text or "using" in text):
+            for match in _TYPE_ALIAS.finditer(text):
+                name = match.group(1) or match.group(2)
+                if RUNTIME_NAME.fullmatch(name):
+                    line = text.count("\n", 0, match.start()) + 1
+                    model.shims.setdefault(name, []).append(Shim(name, path, line, None))
+                    model.runtime_shims[path] = model.runtime_shims.get(path, 0) + 1
+                    shim_files.add(path)
         if not text or "__device__" not in text:
             continue
         for match in _DEVICE_FUNCTION.finditer(text):
@@ -405,6 +462,7 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
             if directive.keyword in ("include", "include_next") and region.live:
                 for target in index.include_targets(path, directive, include_dirs):
                     includers[target].add(path)
+    model.includers = {target: frozenset(sources) for target, sources in includers.items()}
     for shim_file in shim_files:
         users = {shim_file}
         stack = [shim_file]
@@ -416,7 +474,24 @@ def _shims(model, index: ProjectSources, walk: _Walk, include_dirs) -> None:
         model.shim_users[shim_file] = frozenset(users)
 
 
+_TYPE_ALIAS = re.compile(r"\btypedef\s+[^;{}()]*?\b(\w+)\s*;|\busing\s+(\w+)\s*=")
 _DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;{}()]*?\b(__[a-z]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?\{")
+
+
+_WRITTEN_FOR_AMD = re.compile(
+    r"\b__builtin_amdgcn_\w+|\bck(?:_tile)?::|#\s*include\s*[<\"](?:hip|hipcub|rocprim|rocwmma|ck|ck_tile|rccl|miopen)/"
+    r"|#\s*include\s*[<\"](?:rocblas|hipblas\w*|rccl)\.h"
+)
+
+
+def _under_hip_name(path: str) -> bool:
+    """A file named for HIP, or in a folder of the project named for it at any depth
+    (`hip_fmha/instances/`, `csrc/rocm/`)."""
+    from rocmlint.build.project_root import folders_in_project
+    from rocmlint.platforms import names_rocm
+
+    below = folders_in_project(path) or ""
+    return names_rocm(os.path.splitext(os.path.basename(path))[0]) or any(names_rocm(part) for part in below.split("/") if part)
 
 
 def _names_cuda(path: str) -> bool:

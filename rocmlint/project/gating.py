@@ -29,10 +29,11 @@ def apply_project_model(
     graphs already built, by project root; a long-lived caller (the language server) keeps
     them between calls and empties them when what they were read from changes. New ones are
     added to them."""
-    from rocmlint.records import replace as replaced
-
-    from rocmlint.build.project_root import nvidia_only_subproject
+    from rocmlint.build.project_root import nvidia_only_subproject, project_kind
+    from rocmlint.cpp.astgrep import NVCC_COMPILES_IT
+    from rocmlint.cpp.wave import KEEPS_TO_32_LANE_GROUPS, keeps_to_32_lane_groups
     from rocmlint.files.project_start import find_project_root
+    from rocmlint.records import replace as replaced
 
     by_id = {c.id: c for c in checks}
     by_path: dict[str, list[int]] = {}
@@ -45,6 +46,10 @@ def apply_project_model(
         if check is None or not check.gated:
             continue
         if "cpp" in check.languages and language_of(finding.path) == "cpp":
+            if finding.gate == KEEPS_TO_32_LANE_GROUPS and project_kind(finding.path) != "amd":
+                # 32-lane code in a project with no AMD side: which lanes it means on AMD is
+                # for the port to decide, so it is reported (rocmlint.cpp.wave).
+                findings[index] = replaced(finding, gate=None)
             by_path.setdefault(finding.path, []).append(index)  # the build may compile it for ROCm: asked below
         elif check.breaks_nvidia:
             # ROCm-only code that an NVIDIA run may reach: gated where its module never runs on
@@ -81,11 +86,15 @@ def apply_project_model(
                 if findings[index].gate is None:
                     findings[index] = replaced(findings[index], gate=installed)
             continue
+        if _torch_include_header(absolute):
+            for index in indexes:
+                if findings[index].gate is None and _hipify_rewrites(by_id[findings[index].check_id].hipify_gated, findings[index]):
+                    findings[index] = replaced(findings[index], gate=_TORCH_HIPIFIED_HEADER)
         if root is None:
             declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
             if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
                 for index in indexes:
-                    if findings[index].gate is None:
+                    if findings[index].gate is None and not by_id[findings[index].check_id].cuda_build:
                         findings[index] = replaced(findings[index], gate=f"CUDA-only: declared in {overrides.where} cuda-only")
             continue
         model = models.get(root)
@@ -112,14 +121,25 @@ def apply_project_model(
                     gate = gates.reason(line, check.check_amd_side)
                     if gate is None and check.hip_only and not gates.on_amd_side(line) and not absolute.lower().endswith(".hip"):
                         gate = NVCC_COMPILES_IT
+                    if (findings[index].gate or "").endswith(KEEPS_TO_32_LANE_GROUPS):
+                        gate = keeps_to_32_lane_groups(gate)
                     findings[index] = replaced(findings[index], gate=gate)
         for index in indexes:
             finding = findings[index]
             if finding.gate == NVCC_COMPILES_IT and (model.amd_only or model.verdict(absolute).compiled_for == "rocm"):
                 findings[index] = finding = replaced(finding, gate=None)  # HIP alone compiles this file
+            if finding.gate == KEEPS_TO_32_LANE_GROUPS and project_kind(absolute) != "amd":
+                findings[index] = finding = replaced(finding, gate=None)  # as above, after the project's macros
             if finding.gate is not None:
                 continue
             check = by_id[finding.check_id]
+            if check.cuda_build:
+                # Code nvcc must not see: what matters is whether the CUDA build reads the file
+                # (in a project with no AMD side, every file of it is the CUDA build's).
+                why = model.cuda_build_gate(absolute) if project_kind(absolute) == "amd" else None
+                if why is not None:
+                    findings[index] = replaced(finding, gate=why)
+                continue
             hipified = model.hipify_gate(absolute) if _hipify_rewrites(check.hipify_gated, finding) else None
             defined = next(
                 (table.lookup(name) for name in check.project_macro_gate if table.lookup(name).reason), None
@@ -132,6 +152,10 @@ def apply_project_model(
                 findings[index] = replaced(finding, gate=hipified)
             elif defined is not None and defined.defined is not False:
                 findings[index] = replaced(finding, gate=f"the project defines it for HIP: {defined.reason}")
+            elif check.shim_gated == "cuda-runtime":
+                renamed = model.runtime_shim_for(absolute)
+                if renamed is not None:
+                    findings[index] = replaced(finding, gate=renamed)
             elif check.shim_gated:
                 callee = _callee_at(finding)
                 dropping_mask = check.shim_gated == "mask-dropping"
@@ -157,6 +181,21 @@ def _torch_cuda_header(path: str) -> str | None:
                 return ("a header of PyTorch's CUDA build, shipped in torch/include/: PyTorch's ROCm build and hipified "
                         "extensions compile its hipified copy (cuda -> hip in the path)")
     return None
+
+
+_TORCH_HIPIFIED_HEADER = (
+    "hipified at build time: a header of the installed PyTorch package; a ROCm PyTorch ships its own hipified "
+    "headers, and hipify rewrites an extension's includes of them"
+)
+
+
+def _torch_include_header(path: str) -> bool:
+    """Is the file in the include tree an installed torch package ships (`torch/include/`)?"""
+    parts = path.replace(os.sep, "/").split("/")
+    return any(
+        parts[i] == "torch" and parts[i + 1] == "include" and os.path.isfile(os.sep.join(parts[: i + 1] + ["__init__.py"]))
+        for i in range(len(parts) - 2)
+    )
 
 
 def _importers_gate(path: str, folders: list[str], graphs: dict, side: str = "amd", own_imports: bool = True) -> str | None:
@@ -225,11 +264,14 @@ def _hipify_rewrites(hipify_gated: bool | str, finding: Finding) -> bool:
 
 
 _CALLEE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\b")
 
 
 def _callee_at(finding: Finding) -> str | None:
+    """The function called where the finding starts, or the name there (a CUDA enumerator a
+    shim may define as well as a function)."""
     text = finding.context.get(finding.line, "")[finding.col :]
-    match = _CALLEE.match(text)
+    match = _CALLEE.match(text) or _NAME.match(text)
     return match.group(1) if match else None
 
 

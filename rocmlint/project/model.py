@@ -65,10 +65,18 @@ class ProjectModel:
     tables: dict[int, MacroTable] = field(default_factory=dict)
     shims: dict[str, list[Shim]] = field(default_factory=dict)  # intrinsic -> shims
     shim_users: dict[str, frozenset[str]] = field(default_factory=dict)  # shim file -> files that include it
+    # HIP shim file -> how many CUDA runtime names it renames for HIP (rocmlint.cpp.cuda_api)
+    runtime_shims: dict[str, int] = field(default_factory=dict)
+    includers: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> files that include it (as HIP reads them)
     vendored: dict[str, str] = field(default_factory=dict)  # vendored directory -> how it is known
     hipified: dict[str, str] = field(default_factory=dict)  # file -> why the ROCm build hipifies it
     tested: dict[str, frozenset[str]] = field(default_factory=dict)  # file -> macros its conditions test
     sources: object | None = None  # the ProjectSources the pass read (directives of every file)
+    # The files the CUDA build reads (compiles or includes), in a project with both builds, read
+    # on first use (`cuda_reach` walks them); None where there is no such walk (no ROCm side:
+    # every file is NVIDIA's).
+    cuda_reach: object | None = None
+    _cuda_reached: frozenset[str] | None = None
     problems: list[str] = field(default_factory=list)
     files: object | None = None  # the ProjectFiles every file of the project is read through
 
@@ -89,6 +97,25 @@ class ProjectModel:
         """Why the ROCm build never compiles this file, or None."""
         verdict = self.verdict(path)
         return verdict.reason if verdict.compiled_for in ("cuda", "none") else None
+
+    def cuda_build_gate(self, path: str) -> str | None:
+        """Why the project's CUDA build never compiles this file, or None (it may)."""
+        if self.amd_only:
+            return self.amd_only
+        verdict = self.verdict(path)
+        if verdict.compiled_for == "rocm":
+            where = f": {verdict.origin}" if verdict.origin else ""
+            return f"ROCm-only: the CUDA build never compiles it{where}"
+        directory = vendored_directory(self, os.path.abspath(path))
+        if directory is not None:
+            return (f"vendored: {self.relative(directory)} is {self.vendored[directory]}; the project's own includes "
+                    "of it where the CUDA build compiles them are what is reported")
+        if self.cuda_reach is not None and self._cuda_reached is None:
+            self._cuda_reached = self.cuda_reach()
+        if self._cuda_reached is not None and os.path.abspath(path) not in self._cuda_reached:
+            return ("ROCm-only: no file the CUDA build compiles includes it where nvcc reads it (the CUDA build compiles "
+                    "the sources its build files name for it, none named for HIP)")
+        return None
 
     def macros_for(self, path: str) -> MacroTable:
         component = self.component_of.get(os.path.abspath(path))
@@ -136,6 +163,18 @@ class ProjectModel:
         for shim in self.shims.get(callee, ()):
             if (shim.drops_mask or not dropping_mask) and path in self.shim_users.get(shim.path, ()):
                 return shim
+        return None
+
+    def runtime_shim_for(self, path: str) -> str | None:
+        """Why the file's CUDA runtime names are HIP's on AMD: a HIP shim header it includes
+        renames them (`#define cudaMalloc hipMalloc`), or None."""
+        path = os.path.abspath(path)
+        for shim_file, count in sorted(self.runtime_shims.items()):
+            users = self.shim_users.get(shim_file, ())
+            # A header that only users of the shim include sees the names it defines.
+            includers = self.includers.get(path, ())
+            if path in users or (includers and all(i in users for i in includers)):
+                return f"HIP shim: {self.relative(shim_file)} renames {count} CUDA runtime names for HIP"
         return None
 
     def relative(self, path: str) -> str:

@@ -1,4 +1,5 @@
 // Decode attention for the benchmark harness (scripts/benchmark.py builds it with nvcc).
+// ruleid: ROCM218
 #include <cuda_runtime.h>
 // ruleid: ROCM213
 #include <cublas_v2.h>
@@ -12,6 +13,8 @@ constexpr int kHeadDim = 128;
 // An early HIP port: ROCm before 7.0 let warpSize be a constant.
 // ruleid: ROCM205
 constexpr int kWaveSize = warpSize;
+// ruleid: ROCM217
+constexpr int kWaveLanes = __AMDGCN_WAVEFRONT_SIZE;
 #endif
 
 // ruleid: ROCM210
@@ -60,4 +63,20 @@ __global__ void __launch_bounds__(512, 2) decode_attention(const float* q, const
   unsigned above = __ballot_sync(__activemask(), score > head_max[0]);
   __syncthreads();
   out[blockIdx.x * n + group] = lane_scores[lane] + k_tile[0][lane][0] + above;
+}
+
+void launch_decode(const float* q, const float* k, float* out, int n, cudaStream_t stream) {
+  // ruleid: ROCM221
+  const int threads = 16 * WARP_SIZE;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(n);
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  cudaLaunchAttribute attrs[1];
+  // ruleid: ROCM219
+  attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attrs[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attrs;
+  config.numAttrs = 1;
+  cudaLaunchKernelEx(&config, decode_attention, q, k, out, n);
 }

@@ -1,4 +1,5 @@
 // Loads the prebuilt attention kernels and stages the weights they read.
+// ruleid: ROCM218
 #include <cuda.h>
 #include <cuda_runtime.h>
 

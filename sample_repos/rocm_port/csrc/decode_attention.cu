@@ -4,6 +4,7 @@
 #include <hipblas/hipblas.h>
 #include <miopen/miopen.h>
 #else
+// ok: ROCM218
 #include <cuda_runtime.h>
 // ok: ROCM213
 #include <cublas_v2.h>
@@ -95,3 +96,29 @@ __global__ void ATTENTION_BOUNDS decode_attention(const float* q, const float* k
   __syncthreads();
   out[blockIdx.x * n + threadIdx.x] = lane_scores[lane] + k_tile[0][lane][0] + (above != 0);
 }
+
+#ifdef USE_ROCM
+// The wave size the device runs, read at run time: 64 on CDNA, 32 on RDNA.
+void launch_decode(const float* q, const float* k, const float* alibi, float* out, int n, hipStream_t stream) {
+  int device = 0, wave = 0;
+  hipGetDevice(&device);
+  hipDeviceGetAttribute(&wave, hipDeviceAttributeWarpSize, device);
+  decode_attention<<<n, 16 * wave, 0, stream>>>(q, k, alibi, out, n);
+}
+#else
+void launch_decode(const float* q, const float* k, const float* alibi, float* out, int n, cudaStream_t stream) {
+  // ok: ROCM221
+  const int threads = 16 * WARP_SIZE;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(n);
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  cudaLaunchAttribute attrs[1];
+  // ok: ROCM219
+  attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attrs[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attrs;
+  config.numAttrs = 1;
+  cudaLaunchKernelEx(&config, decode_attention, q, k, alibi, out, n);
+}
+#endif
