@@ -487,7 +487,7 @@ _WRITTEN_FOR_AMD = re.compile(
 def _under_hip_name(path: str) -> bool:
     """A file named for HIP, or in a folder of the project named for it at any depth
     (`hip_fmha/instances/`, `csrc/rocm/`)."""
-    from rocmlint.build.project_root import folders_in_project
+    from rocmlint.files.project_start import folders_in_project
     from rocmlint.platforms import names_rocm
 
     below = folders_in_project(path) or ""
