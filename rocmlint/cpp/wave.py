@@ -46,8 +46,6 @@ def keeps_to_32_lane_groups(gate: str | None) -> str:
     return KEEPS_TO_32_LANE_GROUPS if gate is None else f"{gate}; {KEEPS_TO_32_LANE_GROUPS}"
 
 
-
-
 # Names of project constants and functions that stand for the hardware warp size.
 _HARDWARE_WARP_NAME = re.compile(r"(?i)(?:hw|hardware|physical|native)_?warp_?size|warp_?size_?(?:hw|hardware|physical)")
 # Votes whose result has one bit per lane of the whole wavefront. `__any`/`__all` are not among

@@ -71,7 +71,6 @@ def apply_project_model(
                 findings[index] = replaced(finding, gate=gate)
     if not by_path:
         return findings  # no C/C++ hit to look at again: no build is read
-    from rocmlint.cpp.astgrep import NVCC_COMPILES_IT
     from rocmlint.project import build_model
 
     overrides = _overrides(config)
