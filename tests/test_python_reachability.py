@@ -68,11 +68,21 @@ def test_a_module_the_amd_side_imports_is_reported(tmp_path):
     {"proj/pkg/registry.py": "BACKENDS = {'cutlass': 'pkg.cutlass_kernels:run'}\n"},  # loaded by name
     {"proj/pkg/lazy.py": "import importlib\nmod = importlib.import_module('.cutlass_kernels', 'pkg')\n"},
     {"proj/pkg/cutlass_kernels.py": FP8 + "\nif __name__ == '__main__':\n    print(w)\n"},  # a script too
+    {"proj/pkg/names.py": "KERNELS = ['triton_kernels', \"cutlass_kernels\"]\n"},  # a list of module names
+    {"proj/tests/test_x.py": "from unittest import mock\nmock.patch('pkg.cutlass_kernels.run')\n"},  # a mock target
 ])
 def test_other_ways_to_reach_the_module_keep_it_reported(tmp_path, extra):
     root = os.path.join(_dual_vendor(tmp_path, **extra), "proj")
     reported, gated = _scan(root)
     assert "pkg/cutlass_kernels.py" in reported
+
+
+def test_longer_names_that_hold_the_module_name_are_not_mentions_of_it(tmp_path):
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/pkg/other.py": "my_cutlass_kernels = 1\ncutlass_kernels_v2 = 'xcutlass_kernels'\nx = obj.cutlass_kernels2\n",
+    }), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/cutlass_kernels.py" in gated
 
 
 def test_tests_and_benchmarks_that_import_it_say_nothing_of_the_package(tmp_path):

@@ -268,17 +268,38 @@ class ImportGraph:
         of its own or at the end of a dotted one (`"cutlass_mla"`, `".cutlass_mla"`, a registry
         of module names)? Then it may be loaded in ways not read here."""
         last = module.rsplit(".", 1)[-1]
-        mention = re.compile(
-            r"(?<![\w.])%s(?!\w)|([\"'])%s\1|\.%s[\"':]" % (re.escape(module), re.escape(last), re.escape(last))
-        )
+        # A plain search for the last part, then a look at the characters around each hit: one
+        # regular expression with three alternatives tries them at every position of every
+        # file, which cost seconds on large trees for a common last part ("utils").
         for text in self.texts.values():
-            if last not in text:
-                continue
-            for match in mention.finditer(text):
-                line_start = text.rfind("\n", 0, match.start()) + 1
-                if not text[line_start:match.start()].lstrip().startswith(("from ", "import ")):
-                    return True
+            at = text.find(last)
+            while at != -1:
+                start = _mention_start(text, at, module, last)
+                if start is not None:
+                    line_start = text.rfind("\n", 0, start) + 1
+                    if not text[line_start:start].lstrip().startswith(("from ", "import ")):
+                        return True
+                at = text.find(last, at + 1)
         return False
+
+
+def _mention_start(text: str, at: int, module: str, last: str) -> int | None:
+    """Where a mention of `module` that holds the `last` part found at `at` starts, or None:
+    the dotted name standing alone (not part of a longer name), the last part as a string of its
+    own (`"cutlass_mla"`), or the last part at the end of a dotted string (`".cutlass_mla"`,
+    `".cutlass_mla:main"`)."""
+    end = at + len(last)
+    after = text[end:end + 1]
+    start = end - len(module)
+    if (start >= 0 and text.startswith(module, start) and not (after.isalnum() or after == "_")
+            and not (start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."))):
+        return start
+    before = text[at - 1:at] if at > 0 else ""
+    if before in ("'", '"') and after == before:
+        return at - 1
+    if before == "." and after in ("'", '"', ":") and after:
+        return at - 1
+    return None
 
 
 def _unimportable_on_nvidia(text: str) -> str | None:
