@@ -26,21 +26,52 @@ __all__ = [
 
 # Allocator settings are read once, at the first GPU allocation.  PyTorch reads
 # one variable, the first that is set, and ignores the others:
-#   torch 2.13: PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF, else
-#       PYTORCH_ALLOC_CONF, on every build (c10/core/AllocatorConfig.cpp for the
-#       device-generic keys, c10/cuda/CUDAAllocatorConfig.h for the CUDA/HIP-only
-#       ones; measured on the installed 2.13.0 with
-#       torch._C._accelerator_getAllocatorSettings()).
+#   torch 2.13: PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF (ROCm
+#       builds), else PYTORCH_ALLOC_CONF, for the CUDA/HIP-only keys
+#       (c10/cuda/CUDAAllocatorConfig.h) and the device-generic ones alike
+#       (measured on the installed 2.13.0 with
+#       torch._C._accelerator_getAllocatorSettings(): with both set, the CUDA
+#       variable's garbage_collection_threshold won).  2.10-2.12 are taken to
+#       read in the same order (the header asks to keep it stable).
 #   torch 2.9: PYTORCH_ALLOC_CONF first, then the other two with a deprecation
 #       warning; 2.9.1 ignored PYTORCH_ALLOC_CONF for expandable_segments
 #       (pytorch/pytorch#183387).
-#   torch < 2.9: PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF on ROCm.
+#   torch < 2.9: PYTORCH_CUDA_ALLOC_CONF, else PYTORCH_HIP_ALLOC_CONF on ROCm;
+#       PYTORCH_ALLOC_CONF is not read.
 # So PYTORCH_CUDA_ALLOC_CONF is read on every version, first or right after
-# PYTORCH_ALLOC_CONF: the settings always go there, and also to every other
-# variable that is already set (so that whichever one a reader takes, it says
-# the same).
+# PYTORCH_ALLOC_CONF.  configure_allocator starts from the settings the
+# installed version reads now (so that on NVIDIA the value in force stays the
+# one in force), writes them with the new ones to PYTORCH_CUDA_ALLOC_CONF and
+# to every other variable that version reads and that is already set (so that
+# whichever one a reader takes, it says the same).
 _ALLOC_VARS = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
 _ALWAYS_WRITTEN = "PYTORCH_CUDA_ALLOC_CONF"
+
+
+def _torch_release() -> tuple[int, int] | None:
+    """(major, minor) of the installed torch distribution, read from its metadata
+    (torch is not imported: this runs before it), or None."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("torch")
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+    parts = version.split("+", 1)[0].split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _allocator_read_order(rocm: bool, release: tuple[int, int] | None) -> tuple[str, ...]:
+    """The allocator variables the installed torch reads, first one first (see above)."""
+    cuda_side = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF") if rocm else ("PYTORCH_CUDA_ALLOC_CONF",)
+    if release is not None and release < (2, 9):
+        return cuda_side
+    if release is not None and release == (2, 9):
+        return ("PYTORCH_ALLOC_CONF", *cuda_side)
+    return (*cuda_side, "PYTORCH_ALLOC_CONF")
 
 
 def _parse_alloc_conf(text: str | None) -> dict[str, str]:
@@ -66,6 +97,7 @@ def configure_allocator(
     expandable_segments: bool | None = None,
     max_split_size_mb: int | None = None,
     environ: dict[str, str] | None = None,
+    torch_release: tuple[int, int] | None = None,
 ) -> str:
     """Set the caching-allocator configuration so that every PyTorch version
     reads it.
@@ -74,12 +106,15 @@ def configure_allocator(
     (the allocator checks point here).  Must run before the first GPU
     allocation; returns the resulting configuration string.
 
-    What it writes, on every platform: the settings already present (merged
-    from ``PYTORCH_ALLOC_CONF``, ``PYTORCH_CUDA_ALLOC_CONF`` and, on ROCm,
-    ``PYTORCH_HIP_ALLOC_CONF``, in the order torch 2.9 reads them) plus the
-    ones passed, into ``PYTORCH_CUDA_ALLOC_CONF`` (read by every version, on
-    2.9.1 the only one read for ``expandable_segments``) and into each of the
-    others that is already set.  ``max_split_size_mb`` is written as given on
+    What it writes, on every platform: the settings in force now (those of
+    the first variable set among ``PYTORCH_CUDA_ALLOC_CONF``,
+    ``PYTORCH_HIP_ALLOC_CONF`` on ROCm, and ``PYTORCH_ALLOC_CONF``, in the
+    order the installed torch reads them: ``PYTORCH_ALLOC_CONF`` first on
+    2.9, not at all before 2.9) plus the ones passed, into
+    ``PYTORCH_CUDA_ALLOC_CONF`` (read by every version, on 2.9.1 the only one
+    read for ``expandable_segments``) and into each of the others that this
+    torch reads and that is already set.  A value in a variable torch ignores
+    (a second one set) does not come back into force.  ``max_split_size_mb`` is written as given on
     ROCm too: PyTorch's allocator reads it there.
 
     On NVIDIA and CPU nothing else changes, and with no arguments nothing is
@@ -91,17 +126,16 @@ def configure_allocator(
     older than ROCm 7.0 (``CUDAAllocatorConfig::expandable_segments``).
 
     ``environ`` (default ``os.environ``) lets callers compute without touching
-    the process environment.
+    the process environment; ``torch_release`` ((major, minor), default: the
+    installed torch's) the order in which the variables are read.
     """
     _check_allocator_args(expandable_segments, max_split_size_mb)
     env = os.environ if environ is None else environ
     rocm = _device.is_rocm()
-    names = _ALLOC_VARS if rocm else _ALLOC_VARS[:2]
+    names = _allocator_read_order(rocm, torch_release if torch_release is not None else _torch_release())
     present = [name for name in names if env.get(name)]
-    merged: dict[str, str] = {}
-    for name in present:
-        for key, value in _parse_alloc_conf(env.get(name)).items():
-            merged.setdefault(key, value)
+    # What this torch reads now: the first variable set, the others ignored.
+    merged = _parse_alloc_conf(env.get(present[0])) if present else {}
     turn_on = False
     if rocm and expandable_segments is None and "expandable_segments" not in merged:
         expandable_segments = turn_on = True

@@ -182,19 +182,55 @@ def test_allocator_off_rocm_sets_exactly_what_is_asked():
     assert fresh == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
 
 
-def test_allocator_keeps_every_reader_in_agreement():
-    # torch >= 2.9 reads PYTORCH_ALLOC_CONF first for the generic keys; the
-    # CUDA-only keys come from PYTORCH_CUDA_ALLOC_CONF first.  Both get the
-    # same merged settings, PYTORCH_ALLOC_CONF's values winning.
+@pytest.mark.parametrize("release,in_force", [
+    ((2, 13), "0.6"),  # PYTORCH_CUDA_ALLOC_CONF first (measured on 2.13.0)
+    ((2, 9), "0.7"),   # PYTORCH_ALLOC_CONF first
+])
+def test_allocator_keeps_the_value_in_force_and_every_reader_in_agreement(release, in_force):
+    # With both variables set, torch reads one of them and ignores the other; which one
+    # depends on its version.  The value in force stays in force (on NVIDIA the user's run
+    # allocates as before), and both variables then say the same.
     env = {"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.7",
-           "PYTORCH_CUDA_ALLOC_CONF": "backend:native,garbage_collection_threshold:0.6"}
-    text = configure_allocator(expandable_segments=True, environ=env)
-    assert text == "garbage_collection_threshold:0.7,backend:native,expandable_segments:True"
+           "PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.6,backend:native"}
+    text = configure_allocator(expandable_segments=True, environ=env, torch_release=release)
+    assert text.startswith(f"garbage_collection_threshold:{in_force},")
+    assert text.endswith("expandable_segments:True")
+    assert ("backend:native" in text) == (in_force == "0.6")
     assert env == {"PYTORCH_ALLOC_CONF": text, "PYTORCH_CUDA_ALLOC_CONF": text}
     only_new = {"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.7"}
-    configure_allocator(expandable_segments=False, environ=only_new)
+    configure_allocator(expandable_segments=False, environ=only_new, torch_release=release)
     assert only_new["PYTORCH_CUDA_ALLOC_CONF"] == only_new["PYTORCH_ALLOC_CONF"] == \
         "garbage_collection_threshold:0.7,expandable_segments:False"
+
+
+def test_allocator_before_torch_2_9_leaves_the_unread_variable_alone():
+    env = {"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.7"}
+    text = configure_allocator(max_split_size_mb=512, environ=env, torch_release=(2, 8))
+    assert text == "max_split_size_mb:512"
+    assert env == {"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.7", "PYTORCH_CUDA_ALLOC_CONF": text}
+
+
+def test_allocator_reads_the_installed_torch_release():
+    # The default order is the installed torch's, read from its metadata without importing it.
+    assert config._torch_release() == tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+
+
+@pytest.mark.skipif(not hasattr(torch._C, "_accelerator_getAllocatorSettings"),
+                    reason="this torch has no accelerator allocator settings to read")
+def test_allocator_agrees_with_what_the_installed_torch_reads():
+    # Run torch in a child process with both variables set, and compare the value it takes
+    # with the one configure_allocator keeps in force.
+    import os
+    import subprocess
+    import sys
+
+    env = {"PYTORCH_ALLOC_CONF": "garbage_collection_threshold:0.7",
+           "PYTORCH_CUDA_ALLOC_CONF": "garbage_collection_threshold:0.6"}
+    child = dict(os.environ, **env)
+    read = subprocess.run([sys.executable, "-c", "import torch; print(torch._C._accelerator_getAllocatorSettings())"],
+                          env=child, capture_output=True, text=True, check=True).stdout
+    kept = configure_allocator(max_split_size_mb=512, environ=dict(env))
+    assert ("garbage_collection_threshold:0.6" in read) == kept.startswith("garbage_collection_threshold:0.6"), (read, kept)
 
 
 def test_allocator_on_rocm_keeps_max_split(fake_rocm):
@@ -204,8 +240,9 @@ def test_allocator_on_rocm_keeps_max_split(fake_rocm):
            "PYTORCH_HIP_ALLOC_CONF": "max_split_size_mb:128,roundup_power2_divisions:4"}
     with pytest.warns(RuntimeWarning, match="zeroed data"):
         text = configure_allocator(max_split_size_mb=256, environ=env)
-    assert text == ("max_split_size_mb:256,garbage_collection_threshold:0.6,"
-                    "roundup_power2_divisions:4,expandable_segments:True")
+    # PYTORCH_HIP_ALLOC_CONF is ignored where PYTORCH_CUDA_ALLOC_CONF is set: its
+    # roundup_power2_divisions was not in force and does not come into force.
+    assert text == "max_split_size_mb:256,garbage_collection_threshold:0.6,expandable_segments:True"
     assert env["PYTORCH_CUDA_ALLOC_CONF"] == text and env["PYTORCH_HIP_ALLOC_CONF"] == text
     assert "PYTORCH_ALLOC_CONF" not in env
 
