@@ -372,14 +372,20 @@ class _TextFinder:
         return (at, at + len(value)) if at >= 0 else None
 
 
-def pyproject_view(view: BuildView, source) -> None:
+def toml_table(text: str) -> dict | None:
+    """A TOML file's table, or None where it does not parse."""
+    from rocmlint.config import toml_parser
+
+    tomllib = toml_parser()
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        data = tomllib.loads(source.text)
+        return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError):
+        return None
+
+
+def pyproject_view(view: BuildView, source) -> None:
+    data = toml_table(source.text)
+    if data is None:
         return
     finder = _TextFinder(source.text)
     gate = file_gate(source.path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rocmlint.build.files import BuildView, file_gate
+from rocmlint.build.files import BuildView, file_gate, toml_table
 
 
 @dataclass(frozen=True)
@@ -33,13 +33,8 @@ _PACKAGE_HEADER = re.compile(r"(?m)^\[\[package\]\][ \t]*$")
 
 
 def uv_lock_view(view: BuildView, source) -> None:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        data = tomllib.loads(source.text)
-    except (tomllib.TOMLDecodeError, ValueError):
+    data = toml_table(source.text)
+    if data is None:
         return
     packages = data.get("package")
     if not isinstance(packages, list):
