@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+
+from rocmlint.records import field, record
 
 # The gate of a 32-lane hit that meets no whole-wavefront site: on a 64-lane wavefront such code
 # holds two 32-lane groups and computes the same. The project pass lifts it where the project
@@ -61,7 +62,7 @@ _OWN_WARP_SIZE = re.compile(r"\b(?:constexpr|const|static|int|unsigned|auto|uint
 _WARP_SIZE_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w*(?i:warp_?size|warpsize|threads_?per_?warp|lanes_?per_?warp)\w*)[ \t]+\(?\s*(\d+)\s*\)?[ \t]*$", re.M)
 
 
-@dataclass
+@record(mutable=True)
 class _Function:
     start: int
     end: int
@@ -71,7 +72,7 @@ class _Function:
     body: int = -1  # where its body starts
 
 
-@dataclass(frozen=True)
+@record
 class FunctionSpan:
     """A function of the file: where it is, its name, and where its code runs: "device"
     (`__global__`, `__device__`), "host" (neither, or `__host__` alone) or "both"."""
@@ -82,7 +83,7 @@ class FunctionSpan:
     runs_on: str
 
 
-@dataclass(frozen=True)
+@record
 class WaveSite:
     offset: int
     line: int
