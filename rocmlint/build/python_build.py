@@ -40,6 +40,10 @@ _BUILD_TEXT = re.compile(
     r"|[\"'][^\"'\n]*\b(?:nvcc|hipcc)\b|\b(?:extra_cuda_cflags|extra_compile_args|extra_cflags|extra_hip_cflags|nvcc_flags|cuda_cflags)[ \t]*=",
     re.MULTILINE,
 )
+# Words one of which every match of _BUILD_TEXT holds: a plain search for them first spares
+# most files the expression, whose string alternative is tried at every quote of the file.
+_BUILD_WORDS = ("cpp_extension", "setuptools", "distutils", "Cython", "pybind11", "skbuild", "scikit_build_core",
+                "mesonpy", "nvcc", "hipcc", "cflags", "extra_compile_args")
 # Keyword arguments that hand flags to a compiler (torch.utils.cpp_extension's `load`, setuptools'
 # `Extension`, and the JIT builders modelled on them).
 _FLAG_KEYWORDS = {"extra_cuda_cflags", "extra_compile_args", "extra_cflags", "extra_hip_cflags", "nvcc_flags", "cuda_cflags"}
@@ -58,7 +62,8 @@ def is_test_file(path: str) -> bool:
 
 def may_be_build_helper(path: str, text: str) -> bool:
     """What a build helper's name and text must show before it is parsed (is_build_helper)."""
-    return os.path.basename(path) != "setup.py" and not is_test_file(path) and _BUILD_TEXT.search(text) is not None
+    return (os.path.basename(path) != "setup.py" and not is_test_file(path) and any(w in text for w in _BUILD_WORDS)
+            and _BUILD_TEXT.search(text) is not None)
 
 
 def is_build_helper(source) -> bool:
