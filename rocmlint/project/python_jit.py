@@ -80,7 +80,8 @@ def _import_sides(root: str, builders: set[str], python_files: list[str], text_o
         if _OUTSIDE_PRODUCT.search(os.path.relpath(path, root).replace(os.sep, "/")):
             continue
         text = text_of(path)
-        if not text or not mention.search(text):
+        # A plain search for the module names first: the expression is tried at every position.
+        if not text or not any(leaf in text for leaf in leaves) or not mention.search(text):
             continue
         tree = trees.get(path) or _parse(text, path)
         if tree is None:
@@ -91,7 +92,7 @@ def _import_sides(root: str, builders: set[str], python_files: list[str], text_o
             for builder, module in modules.items():
                 if module and builder != path and _imports(node, module, importer_package):
                     if parents is None:
-                        parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+                        parents = _statement_parents(tree)
                     sides[builder].append((_side_of(node, parents), f"{_relative(root, path)}:{node.lineno}"))
     return sides
 
@@ -110,6 +111,23 @@ def _imports(node: ast.AST, module: str, importer: str | None) -> bool:
             return True
         return any(f"{base}.{alias.name}" == module for alias in node.names)
     return False
+
+
+def _statement_parents(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(statement) -> the statement (or module) whose body holds it. Only statements are
+    walked: an import's platform tests are the statements around it, and a whole tree's
+    expressions are most of its nodes."""
+    parents: dict[int, ast.AST] = {}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                for child in children:
+                    parents[id(child)] = node
+                    stack.append(child)
+    return parents
 
 
 def _side_of(node: ast.AST, parents: dict) -> str | None:
