@@ -75,13 +75,11 @@ def _import_sides(root: str, builders: set[str], python_files: list[str], text_o
     sides: dict[str, list] = {builder: [] for builder in builders}
     if not leaves:
         return sides
-    mention = re.compile(r"\bimport\b[^\n]*\b(?:" + "|".join(map(re.escape, sorted(leaves))) + r")\b|\b(?:" + "|".join(map(re.escape, sorted(leaves))) + r")\b[^\n]*\bimport\b")
     for path in python_files:
         if _OUTSIDE_PRODUCT.search(os.path.relpath(path, root).replace(os.sep, "/")):
             continue
         text = text_of(path)
-        # A plain search for the module names first: the expression is tried at every position.
-        if not text or not any(leaf in text for leaf in leaves) or not mention.search(text):
+        if not text or not any(_on_an_import_line(text, leaf) for leaf in leaves):
             continue
         tree = trees.get(path) or _parse(text, path)
         if tree is None:
@@ -95,6 +93,27 @@ def _import_sides(root: str, builders: set[str], python_files: list[str], text_o
                         parents = _statement_parents(tree)
                     sides[builder].append((_side_of(node, parents), f"{_relative(root, path)}:{node.lineno}"))
     return sides
+
+
+_IMPORT_WORD = re.compile(r"\bimport\b")
+
+
+def _on_an_import_line(text: str, name: str) -> bool:
+    """Does `name` stand as a word on a line that holds the word `import`? A plain search for
+    the name, then a look at its line (an expression for all names at once was tried at every
+    position of every file)."""
+    at = text.find(name)
+    while at != -1:
+        end = at + len(name)
+        before = text[at - 1] if at else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_" or after.isalnum() or after == "_"):
+            line_start = text.rfind("\n", 0, at) + 1
+            line_end = text.find("\n", end)
+            if _IMPORT_WORD.search(text, line_start, line_end if line_end != -1 else len(text)):
+                return True
+        at = text.find(name, at + 1)
+    return False
 
 
 def _imports(node: ast.AST, module: str, importer: str | None) -> bool:
