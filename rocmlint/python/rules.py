@@ -199,6 +199,20 @@ def _chooses_device(index, node: ast.AST) -> bool:
     return False
 
 
+def _asks_for_architecture(index, test: ast.AST) -> bool:
+    """Does `test` also compare the device's capability (`get_device_capability() >= (9, 0)`)?
+    Then a refusal or skip under it is about an architecture, not about whether there is a GPU
+    (ROCM103 reads the comparison)."""
+    for sub in ast.walk(test):
+        if isinstance(sub, ast.Compare):
+            for side in [sub.left, *sub.comparators]:
+                while isinstance(side, (ast.Subscript, ast.Attribute)):
+                    side = side.value  # get_device_capability()[0], ....major
+                if isinstance(side, ast.Call) and (index.qualified_name(side.func) or "").endswith("get_device_capability"):
+                    return True
+    return False
+
+
 def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
     """A test on `torch.version.cuda` (and on no other stack) that picks the device
     (`"cuda" if torch.version.cuda else "cpu"`), or skips or refuses with a message about
@@ -214,13 +228,14 @@ def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
         if isinstance(decided, ast.IfExp):
             hit = _chooses_device(index, decided.body) or _chooses_device(index, decided.orelse)
         elif isinstance(decided, ast.If):
-            hit = any(_chooses_device(index, s) for s in decided.body + decided.orelse) or any(
+            hit = any(_chooses_device(index, s) for s in decided.body + decided.orelse) or (not _asks_for_architecture(index, test) and any(
                 isinstance(s, ast.Raise) and s.exc is not None and any(
                     isinstance(c, ast.Constant) and isinstance(c.value, str) and _GPU_WORDS.search(c.value) for c in ast.walk(s.exc))
-                for s in decided.body)
+                for s in decided.body))
         else:
-            hit = any(isinstance(c, ast.Constant) and isinstance(c.value, str) and _GPU_WORDS.search(c.value)
-                      for k in decided.keywords if k.arg == "reason" for c in ast.walk(k.value))
+            hit = not _asks_for_architecture(index, test) and any(
+                isinstance(c, ast.Constant) and isinstance(c.value, str) and _GPU_WORDS.search(c.value)
+                for k in decided.keywords if k.arg == "reason" for c in ast.walk(k.value))
         if not hit:
             continue
         start, end = _span(source, test)
@@ -569,6 +584,43 @@ def _caught_by(index, node: ast.AST, kinds: tuple[str, ...]) -> str | None:
     return None
 
 
+# Tests that a path names an existing file: `os.path.exists(p)`, `os.path.isfile(p)`,
+# `pathlib.Path(p).exists()` / `.is_file()`.
+_FILE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "os.path.lexists", "exists", "is_file"})
+
+
+def _tests_file_exists(index, test: ast.AST, path: ast.AST) -> bool:
+    """Whether `test` (an `if` condition, or one operand of its `and`) asks whether the file
+    `path` names exists: the same expression, written again, as the argument of a file test."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_tests_file_exists(index, value, path) for value in test.values)
+    if not isinstance(test, ast.Call):
+        return False
+    wanted = ast.dump(path)
+    func = test.func
+    if isinstance(func, ast.Attribute) and func.attr in ("exists", "is_file") and not test.args:
+        # Path(p).exists(): the path is the argument of the object the method is called on.
+        owner = func.value
+        return isinstance(owner, ast.Call) and len(owner.args) == 1 and ast.dump(owner.args[0]) == wanted
+    name = index.qualified_name(func) or ""
+    return name in _FILE_TESTS and len(test.args) == 1 and ast.dump(test.args[0]) == wanted
+
+
+def _loaded_only_if_present(index, call: ast.Call) -> str | None:
+    """Why a load cannot fail for want of the file: it sits in the body of an `if` (same
+    function) that first asked whether the file it loads exists; or None."""
+    child, parent = call, index.parents.get(id(call))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(parent, ast.If):
+            test, branch = parent.test, parent.body
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, branch = test.operand, parent.orelse  # `if not exists(p): ... else: load(p)`
+            if any(child is s for s in branch) and _tests_file_exists(index, test, call.args[0]):
+                return f"loaded only if the file exists (the test on line {parent.lineno})"
+        child, parent = parent, index.parents.get(id(parent))
+    return None
+
+
 def nvidia_library_loads(source, matcher) -> Iterator[Match]:
     index = source.python_index
     for call in index.calls:
@@ -586,7 +638,8 @@ def nvidia_library_loads(source, matcher) -> Iterator[Match]:
             when = "at import time" if index.at_module_level(call) else "when this runs"
             captures = {"LIBRARY": Capture(found.group(0).lstrip("/\\"), start, end), "WHEN": Capture(when, start, end),
                         "CALLEE": _capture(source, call.func)}
-            gate = index.gate(call) or value.gate or _caught_by(index, call, _LOAD_FAILURES)
+            gate = (index.gate(call) or value.gate or _caught_by(index, call, _LOAD_FAILURES)
+                    or _loaded_only_if_present(index, call))
             yield Match(start, end, gate=gate, captures=captures, node=call)
             break
 
