@@ -508,6 +508,15 @@ def test_entries_whose_fields_have_another_type_are_misses(tmp_path):
     assert kept_with(json.dumps(entry).encode()) == ([finding], [problem])
 
 
+def test_an_entry_whose_finding_names_no_check_is_a_miss(tmp_path):
+    # The reports look each finding's check up by its id (SARIF's ruleIndex raised KeyError on "").
+    kept_with, entry, (finding, problem) = _kept_entry(tmp_path)
+    for not_an_id in ("", "rocm003", "ROCM3", "ROCM0031", "E501"):
+        tampered = json.loads(json.dumps(entry))
+        tampered["findings"][0][1] = not_an_id
+        assert kept_with(json.dumps(tampered).encode()) is None, not_an_id
+
+
 def test_a_scan_over_entries_of_every_wrong_type_equals_a_cold_scan(tmp_path):
     import random
 
