@@ -40,7 +40,7 @@ EXAMPLES = int(os.environ.get("ROCMLINT_FUZZ_EXAMPLES", "100"))
 PER_FILE_SECONDS = 30
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_repos"
 CHECKS = select_checks(["ALL"], preview=True)
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=False)
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def _seeds() -> dict[str, list[str]]:
