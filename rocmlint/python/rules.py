@@ -585,8 +585,8 @@ def _caught_by(index, node: ast.AST, kinds: tuple[str, ...]) -> str | None:
 
 
 # Tests that a path names an existing file: `os.path.exists(p)`, `os.path.isfile(p)`,
-# `pathlib.Path(p).exists()` / `.is_file()`.
-_FILE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "os.path.lexists", "exists", "is_file"})
+# `os.path.lexists(p)` (and `pathlib.Path(p).exists()` / `.is_file()`, read apart).
+_FILE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "os.path.lexists"})
 
 
 def _tests_file_exists(index, test: ast.AST, path: ast.AST) -> bool:
@@ -601,7 +601,8 @@ def _tests_file_exists(index, test: ast.AST, path: ast.AST) -> bool:
     if isinstance(func, ast.Attribute) and func.attr in ("exists", "is_file") and not test.args:
         # Path(p).exists(): the path is the argument of the object the method is called on.
         owner = func.value
-        return isinstance(owner, ast.Call) and len(owner.args) == 1 and ast.dump(owner.args[0]) == wanted
+        return (isinstance(owner, ast.Call) and (index.qualified_name(owner.func) or "") in ("pathlib.Path", "Path")
+                and len(owner.args) == 1 and ast.dump(owner.args[0]) == wanted)
     name = index.qualified_name(func) or ""
     return name in _FILE_TESTS and len(test.args) == 1 and ast.dump(test.args[0]) == wanted
 
