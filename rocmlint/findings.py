@@ -14,6 +14,9 @@ import re
 from rocmlint.records import field, record
 
 SEVERITIES = ("error", "warning", "note")
+# What a check's id looks like (the catalog refuses any other; a kept result holding another
+# was not written by rocmlint).
+CHECK_ID = re.compile(r"^ROCM\d{3}$")
 
 
 @record

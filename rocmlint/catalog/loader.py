@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmlint import __version__
+from rocmlint.findings import CHECK_ID
 from rocmlint.records import field, record
 
 LANGUAGES = ("python", "cpp", "cmake", "make", "dockerfile", "shell", "requirements", "pyproject", "yaml", "dotenv", "uvlock")
@@ -23,7 +24,6 @@ PRECISIONS = ("very-high", "high", "medium", "low")
 SAFETIES = ("safe", "unsafe")
 MATCHER_KINDS = ("python", "ast-grep", "text", "function")
 
-ID_RE = re.compile(r"^ROCM\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
@@ -366,7 +366,7 @@ def parse_check(data: Any, source: str, validate: bool = True) -> Check:
     `validate=False` only for data that was validated when it was kept (load_catalog)."""
     if validate:
         _validate(data, SCHEMA, "", source)
-    if not ID_RE.match(data["id"]):
+    if not CHECK_ID.match(data["id"]):
         raise CheckFileError(f"{source}: id must look like ROCM001, got {data['id']!r}")
     if not NAME_RE.match(data["name"]):
         raise CheckFileError(f"{source}: name must be lower-case words joined by '-', got {data['name']!r}")

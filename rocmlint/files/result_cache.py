@@ -76,8 +76,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from rocmlint import __version__
-from rocmlint.catalog.loader import ID_RE
-from rocmlint.findings import SEVERITIES, Edit, Finding, Fix, Problem
+from rocmlint.findings import CHECK_ID, SEVERITIES, Edit, Finding, Fix, Problem
 
 ENVIRONMENT_VARIABLE = "ROCMLINT_CACHE_DIR"
 _FORMAT = 1  # of one entry's value
@@ -845,7 +844,7 @@ def _is_finding(item) -> bool:
     return (
         # Only a check's id (the reports look the check up by it): an entry with another is not
         # one this scanner wrote.
-        type(path) is str and type(check_id) is str and ID_RE.match(check_id) is not None
+        type(path) is str and type(check_id) is str and CHECK_ID.match(check_id) is not None
         and type(message) is str and severity in SEVERITIES
         and all(_is_int(n) for n in (line, col, end_line, end_col))
         and (fix_json is None or _is_fix(fix_json)) and _is_optional_str(gate) and type(gate_fixed) is bool
