@@ -203,14 +203,9 @@ def _asks_for_architecture(index, test: ast.AST) -> bool:
     """Does `test` also compare the device's capability (`get_device_capability() >= (9, 0)`)?
     Then a refusal or skip under it is about an architecture, not about whether there is a GPU
     (ROCM103 reads the comparison)."""
-    for sub in ast.walk(test):
-        if isinstance(sub, ast.Compare):
-            for side in [sub.left, *sub.comparators]:
-                while isinstance(side, (ast.Subscript, ast.Attribute)):
-                    side = side.value  # get_device_capability()[0], ....major
-                if isinstance(side, ast.Call) and (index.qualified_name(side.func) or "").endswith("get_device_capability"):
-                    return True
-    return False
+    return any(_capability_kind(index, side) not in (None, "properties")
+               for sub in ast.walk(test) if isinstance(sub, ast.Compare)
+               for side in [sub.left, *sub.comparators])
 
 
 def cuda_version_as_gpu_check(source, matcher) -> Iterator[Match]:
