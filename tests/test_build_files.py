@@ -74,6 +74,33 @@ def test_a_cmake_file_is_gated_by_the_project_build_that_includes_it(tmp_path):
     assert hits == [("ROCM303", 1, "find_package(CUDAToolkit REQUIRED)", "CUDA build only: under `if(NOT USE_ROCM)` (line 1)")]
 
 
+def test_the_files_of_one_cmake_build_share_one_walk_that_still_sees_each_files_own_text(tmp_path, monkeypatch):
+    import rocmlint.build.cmake as cmake_module
+
+    root = _write(tmp_path, {
+        "CMakeLists.txt": "include(cmake/a.cmake)\nif(NOT USE_ROCM)\n  include(cmake/b.cmake)\nendif()\n",
+        "cmake/a.cmake": "enable_language(CUDA)\n",
+        "cmake/b.cmake": "find_package(CUDAToolkit REQUIRED)\n",
+    })
+    walks = []
+    real_read_cmake = cmake_module.read_cmake
+    monkeypatch.setattr(cmake_module, "read_cmake", lambda *args: walks.append(args[1]) or real_read_cmake(*args))
+    a, b = os.path.join(root, "cmake", "a.cmake"), os.path.join(root, "cmake", "b.cmake")
+    gate = "CUDA build only: under `if(NOT USE_ROCM)` (line 2)"
+    assert _hits(a, open(a).read()) == [("ROCM303", 1, "enable_language(CUDA)", None)]
+    assert _hits(b, open(b).read()) == [("ROCM303", 1, "find_package(CUDAToolkit REQUIRED)", gate)]
+    assert len(walks) == 1  # both files as they are on disk: one walk of the build
+    # An editor's unsaved text of b.cmake is walked with that text.
+    edited = "find_package(CUDAToolkit REQUIRED)\nenable_language(CUDA)\n"
+    assert [(h[1], h[3]) for h in _hits(b, edited)] == [(1, gate), (2, gate)]
+    assert len(walks) == 2
+    # The same file changed on disk: the kept walk read it otherwise, so the build is walked again.
+    with open(b, "w") as f:
+        f.write("\n" + edited)
+    assert [(h[1], h[3]) for h in _hits(b, "\n" + edited)] == [(2, gate), (3, gate)]
+    assert len(walks) == 3
+
+
 # --- file-level gates ---------------------------------------------------------------------------
 
 
@@ -173,6 +200,24 @@ def test_yaml_block_scalars_are_shell_at_their_own_positions(tmp_path):
         ("ROCM312", 7, "max_split_size_mb", True),
         ("ROCM308", 11, "https://download.pytorch.org/whl/cu124", True),
     ]
+
+
+def test_yaml_positions_hold_with_non_ascii_text_and_a_byte_order_mark(tmp_path):
+    # The fast YAML loader counts characters as the pure-Python one does, except a leading
+    # byte-order mark (left in the text where a file starts with two).
+    workflow = """\
+        jobs:
+          test:  # prüft 😀
+            steps:
+              - run: |
+                  echo "überall"
+                  pip install torch --index-url https://download.pytorch.org/whl/cu124
+              - run: "pip install torch --index-url https://download.pytorch.org/whl/cu121"
+        """
+    expected = [("ROCM308", 6, "https://download.pytorch.org/whl/cu124"), ("ROCM308", 7, "https://download.pytorch.org/whl/cu121")]
+    path = tmp_path / ".github" / "workflows" / "ci.yml"
+    assert [h[:3] for h in _hits(path, workflow)] == expected
+    assert [h[:3] for h in _hits(path, "\ufeff" + textwrap.dedent(workflow))] == expected
 
 
 def test_pyproject_dependencies_are_reported_on_their_own_lines(tmp_path):

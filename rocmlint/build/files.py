@@ -532,31 +532,37 @@ def within_budget(walk) -> tuple[object, str | None]:
     return (None, "; ".join(limits)) if limits else (facts, None)
 
 
-_CMAKE_WALKS: dict[tuple, object] = {}
+# Walks of CMake builds: key -> (what the walk found, {each file it read: hash of the text read}).
+_CMAKE_WALKS: dict[tuple, tuple[tuple[object, str | None], dict[str, int]]] = {}
 
 
 def _cmake_walk(entry: str, path: str, text: str) -> tuple[object, str | None]:
     """Walk the CMake build from `entry`, reading `path` as `text` (the file being checked,
     which may not be on disk) and every other file from disk: (facts, None) or (None, why)."""
     from rocmlint.build.cmake import read_cmake
-
-    key = (entry, path, hash(text))
-    if key in _CMAKE_WALKS:
-        return _CMAKE_WALKS[key]
-
     from rocmlint.files.tree import ProjectFiles
 
     files = ProjectFiles(os.path.dirname(entry))  # nothing outside the build's folder, no pipe
+    # A file checked as it is on disk (a scan, unlike an editor's unsaved buffer) is walked as
+    # every other file of its build is: one walk from the entry serves them all, as long as the
+    # walk read the file checked as it reads now (or did not read it).
+    text_hash = hash(text)
+    key = (entry,) if files.opened_text(path) == text else (entry, path, text_hash)
+    kept = _CMAKE_WALKS.get(key)
+    if kept is not None and kept[1].get(path, text_hash) == text_hash:
+        return kept[0]
+    hashes: dict[str, int] = {}
 
     def read(name: str) -> str | None:
-        if name == path:
-            return text
-        return files.opened_text(name)
+        content = text if name == path else files.opened_text(name)
+        if content is not None:
+            hashes[name] = hash(content)
+        return content
 
     walked = within_budget(lambda budget: read_cmake(os.path.dirname(entry), [entry], read, None, budget))
     if len(_CMAKE_WALKS) > 64:
         _CMAKE_WALKS.clear()
-    _CMAKE_WALKS[key] = walked
+    _CMAKE_WALKS[key] = (walked, hashes)
     return walked
 
 
