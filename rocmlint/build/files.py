@@ -765,10 +765,16 @@ def project_directory(path: str) -> str:
 
 def blank_outside(text: str, spans: list[tuple[int, int]]) -> str:
     """`text` with everything outside `spans` turned into spaces (line ends kept)."""
-    out = [" " if ch != "\n" else "\n" for ch in text]
-    for start, end in spans:
-        out[start:end] = text[start:end]
-    return "".join(out)
+    blank = "\n".join(" " * len(line) for line in text.split("\n"))  # as long as `text`
+    pieces, done = [], 0
+    for start, end in sorted((max(0, s), min(len(text), e)) for s, e in spans if e > s):
+        if end <= done:
+            continue
+        start = max(start, done)
+        pieces += [blank[done:start], text[start:end]]
+        done = end
+    pieces.append(blank[done:])
+    return "".join(pieces)
 
 
 def shell_view(view: BuildView, source) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rocmlint.platforms import names_cuda, names_rocm
 from rocmlint.findings import excerpt
@@ -23,6 +24,7 @@ from rocmlint.findings import excerpt
 _STACK_TOOL = re.compile(r"nvidia-smi|rocminfo|rocm-smi|amd-smi|/opt/rocm|/dev/kfd|hipconfig|nvcc", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)  # every command under an `if` asks again about the same conditions
 def names_stack(text: str) -> bool:
     """Does a shell condition ask which GPU stack this is?"""
     return bool(_STACK_TOOL.search(text)) or names_rocm(text) or names_cuda(text)
@@ -67,9 +69,10 @@ def _word(node) -> Word:
     return Word(_unquote(node.text()), r.start.index, r.end.index)
 
 
-def _gate(node) -> str | None:
-    """Why a node only runs on one GPU stack, or None."""
-    early = _after_early_exit(node)
+def _gate(node, early_exits: dict) -> str | None:
+    """Why a node only runs on one GPU stack, or None. `early_exits` keeps _after_early_exit's
+    answers for the script's nodes (every command below one block asks about the same ones)."""
+    early = _after_early_exit(node, early_exits)
     if early is not None:
         return early
     for ancestor in node.ancestors():
@@ -96,26 +99,41 @@ def _gate(node) -> str | None:
     return None
 
 
-def _after_early_exit(node) -> str | None:
+def _after_early_exit(node, answers: dict) -> str | None:
     """`if command -v rocminfo >/dev/null; then exit 0; fi` before a command, in the same
-    script or block: what follows runs on the other GPU stack only."""
-    current = node
+    script or block: what follows runs on the other GPU stack only. `answers` keeps what was
+    found for each node on the way up (a loop, not recursion: scripts may nest deeply)."""
+    climbed, answer, current = [], None, node
     while current is not None:
-        for earlier in current.prev_all():
-            if earlier.kind() != "if_statement":
-                continue
-            conditions = _if_conditions(earlier)
-            if not conditions or not any(names_stack(c.text()) for c in conditions):
-                continue
-            if any(clause.kind() in ("elif_clause", "else_clause") for clause in earlier.children()):
-                continue
-            body = [c for c in earlier.children() if c.is_named() and c not in conditions and c.kind() != "comment"]
-            last = body[-1] if body else None
-            name = last.field("name") if last is not None and last.kind() == "command" else None
-            if name is not None and name.text() in ("exit", "return"):
-                line = earlier.range().start.line + 1
-                return f"after `if {excerpt(conditions[0].text())}` (line {line}) exits early, which asks for the GPU stack"
+        if current in answers:
+            answer = answers[current]
+            break
+        climbed.append(current)
+        answer = _early_exit_before(current)
+        if answer is not None:
+            break
         current = current.parent()
+    for below in climbed:
+        answers[below] = answer
+    return answer
+
+
+def _early_exit_before(node) -> str | None:
+    """The early exit on a stack test among the statements before `node` in its own block."""
+    for earlier in node.prev_all():
+        if earlier.kind() != "if_statement":
+            continue
+        conditions = _if_conditions(earlier)
+        if not conditions or not any(names_stack(c.text()) for c in conditions):
+            continue
+        if any(clause.kind() in ("elif_clause", "else_clause") for clause in earlier.children()):
+            continue
+        body = [c for c in earlier.children() if c.is_named() and c not in conditions and c.kind() != "comment"]
+        last = body[-1] if body else None
+        name = last.field("name") if last is not None and last.kind() == "command" else None
+        if name is not None and name.text() in ("exit", "return"):
+            line = earlier.range().start.line + 1
+            return f"after `if {excerpt(conditions[0].text())}` (line {line}) exits early, which asks for the GPU stack"
     return None
 
 
@@ -154,6 +172,7 @@ class ShellScript:
         self.commands: list[ShellCommand] = []
         self.assignments: list[ShellAssignment] = []
         root = SgRoot(text, "bash").root()
+        early_exits: dict = {}
         for node in root.find_all(kind="command"):
             name_node = node.field("name")
             if name_node is None:
@@ -173,7 +192,7 @@ class ShellScript:
                 words.append(_word(child))
             r = node.range()
             self.commands.append(
-                ShellCommand(_unquote(name_node.text()), words, r.start.index, r.end.index, r.start.line + 1, _gate(node), assignments)
+                ShellCommand(_unquote(name_node.text()), words, r.start.index, r.end.index, r.start.line + 1, _gate(node, early_exits), assignments)
             )
         for node in root.find_all(kind="variable_assignment"):
             parent = node.parent()
@@ -185,5 +204,5 @@ class ShellScript:
             exported = parent is not None and parent.kind() == "declaration_command" and parent.text().startswith("export")
             r = node.range()
             self.assignments.append(
-                ShellAssignment(variable.text(), _word(value), r.start.index, r.start.line + 1, _gate(node), exported)
+                ShellAssignment(variable.text(), _word(value), r.start.index, r.start.line + 1, _gate(node, early_exits), exported)
             )
