@@ -136,7 +136,11 @@ def _message(check: Check, match: Match, source: SourceFile, extra: dict[str, st
             text = source.text[match.start : match.end]
             first = text.split("\n", 1)[0].rstrip()
             return first + (" ..." if "\n" in text else "")
-        return capture.text if capture is not None else hit.group(0)
+        if capture is None:
+            return hit.group(0)
+        # Code over several lines is quoted on one line (runs of white space made one space):
+        # a message is one line in text output, an editor's hover and a SARIF result.
+        return " ".join(capture.text.split()) if "\n" in capture.text else capture.text
 
     template = check.message_when.get(match.variant, check.message) if match.variant else check.message
     return TEMPLATE_VAR.sub(substitute, template)

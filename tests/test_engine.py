@@ -168,3 +168,19 @@ def test_a_match_that_takes_in_its_newline_ends_on_its_own_line():
 def test_python_names_reached_through_aliases_are_resolved(code, check_id, lines):
     findings, problems = check_source(SourceFile("m.py", code, "python"), select_checks([check_id], preview=True))
     assert problems == [] and [f.line for f in findings] == lines
+
+
+def test_code_over_several_lines_is_quoted_on_one_line_in_a_message():
+    from rocmlint.catalog.loader import load_catalog
+
+    text = textwrap.dedent("""\
+        import torch
+
+        if (torch.version.cuda is None
+                or not torch.cuda.is_available()):
+            raise RuntimeError("this benchmark needs a GPU")
+        """)
+    checks = [c for c in load_catalog() if c.id == "ROCM102"]
+    findings, _ = check_source(SourceFile("bench.py", text, "python"), checks)
+    assert [(f.line, f.end_line) for f in findings] == [(3, 4)]
+    assert findings[0].message.startswith("`torch.version.cuda is None or not torch.cuda.is_available()` decides")
