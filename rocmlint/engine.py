@@ -525,7 +525,7 @@ def scan(request: ScanRequest) -> ScanResult:
     if request.cache_dir is not None and request.honour_noqa:
         from rocmlint.files.result_cache import ResultCache, scan_salt
 
-        cache = ResultCache(request.cache_dir, scan_salt(request.checks, request.config.target))
+        cache = ResultCache(request.cache_dir, scan_salt(request.checks, request.config.target), frozenset(c.id for c in request.checks))
     # C/C++ directives read in the per-file pass, for the project pass (absolute path -> ...)
     directives: dict | None = {} if request.use_project else None
     if jobs > 1 and len(targets) >= _PARALLEL_THRESHOLD:

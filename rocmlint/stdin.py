@@ -64,7 +64,7 @@ def scan_text(
             from rocmlint.engine import check_source_kept
             from rocmlint.files.result_cache import ResultCache, scan_salt
 
-            cache = ResultCache(cache_dir, scan_salt(checks, config.target))
+            cache = ResultCache(cache_dir, scan_salt(checks, config.target), frozenset(c.id for c in checks))
             hits, problems = check_source_kept(source, data, checks, cache)
             cache.save()
         else:

@@ -749,3 +749,21 @@ def test_a_ci_file_is_checked_again_when_its_project_starts_building_for_amd(tmp
     warm = _scan(tree, *options, cache=cache)
     assert warm == _scan(tree, *options) != nvidia
     assert _findings(warm) == []
+
+
+def test_an_entry_whose_finding_names_a_check_the_scan_does_not_run_is_a_miss(tmp_path):
+    # A check's id, but of no check of this scan: the reports look it up among the scan's checks
+    # (SARIF's ruleIndex raised KeyError on it).
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    cache = tmp_path / "cache"
+    cold = _scan(tree, "--format", "sarif", cache=cache)
+
+    def renamed(key, entry):
+        if not entry["findings"]:
+            return None
+        entry["findings"][0][1] = "ROCM999"
+        return entry
+
+    assert _rewrite(cache, renamed) > 0
+    assert _scan(tree, "--format", "sarif", cache=cache) == cold

@@ -359,11 +359,14 @@ class ResultCache:
     A scan's workers each hold a copy; what one makes and uses goes back to the scanning
     process (take_made, add_made), which alone writes the pack (save)."""
 
-    def __init__(self, directory: str | os.PathLike, salt: str):
+    def __init__(self, directory: str | os.PathLike, salt: str, check_ids: frozenset[str] | None = None):
         import hashlib
 
         self.directory = os.path.abspath(directory)
         self.salt = salt
+        # The checks the scan runs: a kept finding of any other (an entry edited by hand) is a
+        # miss, as the reports look every finding's check up among them. None: not asked.
+        self.check_ids = check_ids
         # Which rocmlint made an entry, then which checks and target: entries of another
         # rocmlint are never read again (the salt covers rocmlint), and are dropped.
         self._rocmlint_field = hashlib.blake2b(_rocmlint_stamp().encode(), digest_size=4).hexdigest().encode("ascii")
@@ -429,6 +432,8 @@ class ResultCache:
         try:
             entry = json.loads(value)
             if not _is_entry(entry) or not _answers_hold(entry["questions"]):
+                return None
+            if self.check_ids is not None and any(f[1] not in self.check_ids for f in entry["findings"]):
                 return None
             kept = [_finding(f) for f in entry["findings"]], [Problem(*p) for p in entry["problems"]]
         except Exception:  # noqa: BLE001 - a damaged entry is a miss, whatever is wrong with it
