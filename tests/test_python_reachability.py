@@ -68,8 +68,11 @@ def test_a_module_the_amd_side_imports_is_reported(tmp_path):
     {"proj/pkg/registry.py": "BACKENDS = {'cutlass': 'pkg.cutlass_kernels:run'}\n"},  # loaded by name
     {"proj/pkg/lazy.py": "import importlib\nmod = importlib.import_module('.cutlass_kernels', 'pkg')\n"},
     {"proj/pkg/cutlass_kernels.py": FP8 + "\nif __name__ == '__main__':\n    print(w)\n"},  # a script too
-    {"proj/pkg/names.py": "KERNELS = ['triton_kernels', \"cutlass_kernels\"]\n"},  # a list of module names
-    {"proj/tests/test_x.py": "from unittest import mock\nmock.patch('pkg.cutlass_kernels.run')\n"},  # a mock target
+    # a list of module names, loaded by name beside them
+    {"proj/pkg/names.py": "import importlib\nKERNELS = ['triton_kernels', \"cutlass_kernels\"]\n"
+                          "MODS = [importlib.import_module('.' + k, 'pkg') for k in KERNELS]\n"},
+    {"proj/pkg/lazy.py": "def __getattr__(name):\n    return _load({'run': \"cutlass_kernels\"}[name])\n"},  # lazy
+    {"proj/pkg/other.py": "PATCHED = 'pkg.cutlass_kernels.run'\n"},  # its dotted name in the package's code
 ])
 def test_other_ways_to_reach_the_module_keep_it_reported(tmp_path, extra):
     root = os.path.join(_dual_vendor(tmp_path, **extra), "proj")
@@ -88,10 +91,55 @@ def test_longer_names_that_hold_the_module_name_are_not_mentions_of_it(tmp_path)
 def test_tests_and_benchmarks_that_import_it_say_nothing_of_the_package(tmp_path):
     root = os.path.join(_dual_vendor(tmp_path, **{
         "proj/tests/test_cutlass.py": "from pkg.cutlass_kernels import run\n\ndef test_run():\n    run()\n",
+        "proj/tests/test_mock.py": "from unittest import mock\nmock.patch('pkg.cutlass_kernels.run')\n",  # a mock target
         "proj/benchmarks/bench.py": "from pkg.cutlass_kernels import run\n",
     }), "proj")
     reported, gated = _scan(root)
     assert "pkg/cutlass_kernels.py" in gated
+
+
+@pytest.mark.parametrize("other", [
+    # The last part as a string where nothing loads modules by name: vLLM's `maybe_prefix(prefix,
+    # "model")`, `".layers" not in name`.
+    "prefix = maybe_prefix(prefix, 'cutlass_kernels')\nskip = '.cutlass_kernels' not in name\n",
+    # The same in a file that loads modules by name, but outside the module's folder and not naming its package.
+    None,
+    # Glob patterns, another package's module of the same name, an attribute before a colon.
+    "FILES = ['*.cutlass_kernels']\nNAME = 'other.cutlass_kernels'\nif x == self.cutlass_kernels:\n    pass\n",
+    # Documentation between backquotes.
+    '"""Mirrors ``pkg.cutlass_kernels``."""\n',
+])
+def test_strings_that_cannot_load_the_module_do_not_keep_it_reported(tmp_path, other):
+    extra = {"proj/pkg/other.py": other} if other is not None else {
+        "proj/pkg/sub/__init__.py": "",
+        "proj/pkg/sub/loader.py": "import importlib\nNAMES = ['cutlass_kernels']\nMOD = importlib.import_module('.' + NAMES[0], 'x')\n",
+        "proj/pkg/sub/user.py": "from ..dispatch import run\n",
+    }
+    root = os.path.join(_dual_vendor(tmp_path, **extra), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/cutlass_kernels.py" in gated
+
+
+def test_a_module_imported_back_by_one_it_imports_is_decided_by_its_other_importers(tmp_path):
+    # model.py imports decode.py at its top; decode.py imports model.py back inside a function
+    # (vLLM's per-platform model packages): the import back says nothing either way.
+    root = os.path.join(_dual_vendor(tmp_path, **{
+        "proj/pkg/mono/__init__.py": "",
+        "proj/pkg/mono/model.py": "from .decode import step\n",
+        "proj/pkg/mono/decode.py": FP8 + "\ndef step():\n    from .model import step as again\n    return again\n",
+        "proj/pkg/layer.py": "import torch\n\nif not torch.version.hip:\n    from .mono.model import step\n",
+    }), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/mono/decode.py" not in reported
+    assert gated["pkg/mono/decode.py"].startswith("imported only by code that never runs on AMD: pkg/mono/model.py:1")
+    reached = os.path.join(_dual_vendor(tmp_path / "b", **{
+        "proj/pkg/mono/__init__.py": "",
+        "proj/pkg/mono/model.py": "from .decode import step\n",
+        "proj/pkg/mono/decode.py": FP8 + "\ndef step():\n    from .model import step as again\n    return again\n",
+        "proj/pkg/layer.py": "from .mono.model import step\n",
+    }), "proj")
+    reported, gated = _scan(reached)
+    assert "pkg/mono/decode.py" in reported
 
 
 def test_followed_through_a_module_that_is_itself_nvidia_only(tmp_path):

@@ -58,6 +58,12 @@ _CUDA_EXTENSION_NAME = re.compile(r"""CUDAExtension\(\s*(?:name\s*=\s*)?["']([\w
 # to import on NVIDIA machines (ImportError without aiter, RuntimeError with it installed).
 _TOP_LEVEL_AITER_IMPORT = re.compile(r"^(?:import|from)[ \t]+(?P<module>aiter)(?![\w])", re.M)
 _TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest)\.py$")
+# ImportGraph._gate's answer for a module reached only through one still being decided.
+_BACK = "(imported back)"
+# What a file that loads a module from a name it builds calls (importlib.import_module,
+# __import__, importlib.util's spec loaders, transformers-style _LazyModule, a module-level
+# __getattr__ that imports on first use).
+_LOADERS_BY_NAME = ("import_module", "__import__", "spec_from", "_LazyModule", "LazyModule", "def __getattr__")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
@@ -73,7 +79,10 @@ class ImportGraph:
         self.importers: dict[str, list[tuple[str, int]]] = {}
         self.module_names: dict[str, str | None] = {}  # file -> its module name, as read
         self._indexes: dict[str, object] = {}
-        self._gates: dict[str, str | None] = {}
+        self._gates: dict[tuple, str | None] = {}
+        self._deciding: set[tuple] = set()  # the gates being decided now (see _gate)
+        self._imported_back = 0  # how many times a decision met one of those
+        self._named: dict[tuple[str, str], bool] = {}  # _named_in_text's answers
         self._read()
         self.nvidia_extensions = self._nvidia_only_extensions()
         self._extension_import = re.compile(
@@ -131,12 +140,30 @@ class ImportGraph:
         "amd" asks whether it never runs on AMD, "nvidia" whether it never runs on NVIDIA.
         `own_imports`: whether the module's own top-level imports may decide (not where the
         finding is that import)."""
-        path = os.path.abspath(path)
+        return self._gate(os.path.abspath(path), _depth, side, own_imports)
+
+    def _gate(self, path: str, depth: int, side: str, own_imports: bool = True) -> str | None:
+        """gate(), or _BACK inside a decision: the module is reached (so far) only through a
+        module still being decided, which imports it back (`model.py` imports `decode.py` at
+        its top, `decode.py` imports `model.py` in a function): such an import says nothing
+        either way, and the other importers decide."""
         key = (path, side, own_imports)
         if key in self._gates:
             return self._gates[key]
-        self._gates[key] = None  # a module that imports itself back decides nothing
-        reason = self._decide(path, _depth, side, own_imports)
+        if key in self._deciding:
+            self._imported_back += 1
+            return _BACK
+        self._deciding.add(key)
+        imported_back = self._imported_back
+        try:
+            reason = self._decide(path, depth, side, own_imports)
+        finally:
+            self._deciding.discard(key)
+        if not self._deciding:
+            # The whole decision is made: reached only through itself is reached by nothing.
+            reason = None if reason is _BACK else reason
+        elif self._imported_back != imported_back:
+            return reason  # it leaned on a module still being decided: true only inside that decision
         self._gates[key] = reason
         return reason
 
@@ -164,9 +191,12 @@ class ImportGraph:
             why = self._import_gate(importer, line, depth, side)
             if why is None:
                 return None
-            first = first or (importer, line, why)
-        if self._named_in_text(module):
+            if why is not _BACK:
+                first = first or (importer, line, why)
+        if self._named_in_text(module, os.path.dirname(path)):
             return None
+        if first is None:
+            return _BACK  # imported only by modules that import it back
         importer, line, why = first
         where = os.path.relpath(importer, self.root).replace(os.sep, "/")
         more = f" and {len(imports) - 1} more" if len(imports) > 1 else ""
@@ -218,7 +248,7 @@ class ImportGraph:
         if not self._indented(importer, line):
             # A statement at the module's top level runs whenever the module is imported
             # (a module-level early exit before it is rare enough to leave unread).
-            upstream = self.gate(importer, depth + 1, side)
+            upstream = self._gate(os.path.abspath(importer), depth + 1, side)
             return self._inside(importer, upstream)
         index = self._index(importer)
         if index is None:
@@ -231,13 +261,13 @@ class ImportGraph:
             why = _guarded_import(index, nodes[0])
         if why is not None:
             return why
-        upstream = self.gate(importer, depth + 1, side)
+        upstream = self._gate(os.path.abspath(importer), depth + 1, side)
         return self._inside(importer, upstream)
 
     def _inside(self, importer: str, upstream: str | None) -> str | None:
         """The reason of an import in a module that never runs on AMD itself."""
-        if upstream is None:
-            return None
+        if upstream is None or upstream is _BACK:
+            return upstream
         where = os.path.relpath(importer, self.root).replace(os.sep, "/")
         return f"in {where}, which {'is ' if upstream.startswith('imported') else ''}{upstream}"
 
@@ -262,44 +292,93 @@ class ImportGraph:
             self._indexes[path] = PythonIndex(tree, path, text.splitlines()) if tree is not None else None
         return self._indexes[path]
 
-    def _named_in_text(self, module: str) -> bool:
+    def _named_in_text(self, module: str, folder: str) -> bool:
         """Does any file name the module outside an import statement: its dotted name anywhere
         (a string for `importlib`, an entry point, a mock target), or its last part as a string
         of its own or at the end of a dotted one (`"cutlass_mla"`, `".cutlass_mla"`, a registry
-        of module names)? Then it may be loaded in ways not read here."""
-        last = module.rsplit(".", 1)[-1]
-        # A plain search for the last part, then a look at the characters around each hit: one
-        # regular expression with three alternatives tries them at every position of every
-        # file, which cost seconds on large trees for a common last part ("utils").
-        for text in self.texts.values():
-            at = text.find(last)
-            while at != -1:
-                start = _mention_start(text, at, module, last)
-                if start is not None:
-                    line_start = text.rfind("\n", 0, start) + 1
-                    if not text[line_start:start].lstrip().startswith(("from ", "import ")):
-                        return True
-                at = text.find(last, at + 1)
-        return False
+        of module names)? Then it may be loaded in ways not read here. Only the package's own
+        files and setup.py count, and a name relative to the package only in a file that loads
+        modules by name, in the module's folder (`folder`) or naming its package."""
+        parent, _, last = module.rpartition(".")
+        # A file that loads a module by a name relative to its package (`"model"`, `".model"`:
+        # `import_module("." + name, package)`, a lazy `__getattr__`) loads modules by name and
+        # sits in the module's own package or names it: such a string anywhere else
+        # (vLLM has thousands: `maybe_prefix(prefix, "model")`, `".layers" not in name`) names
+        # no module.
+        package_names = (parent, parent.replace(".", "/")) if parent else ()
+        key = (module, folder)
+        if key in self._named:
+            return self._named[key]
+        # Plain searches for the forms a mention can take (the dotted name, the last part in
+        # quotes or after a dot before a quote or colon), then a look at the characters around
+        # each hit: scanning every occurrence of a common last part ("model": 1.8 million in
+        # vLLM) or one regular expression with alternatives costs seconds on large trees.
+        searches = [(module, len(module) - len(last))]
+        searches += [(f"{q}{last}{q}", 1) for q in "'\""] + [(f".{last}{c}", 1) for c in "'\":"]
+        package = module.split(".")[0] + "."
+        found = False
+        for path, text in self.texts.items():
+            if not (self.module_names.get(path) or "").startswith(package) and os.path.basename(path) != "setup.py":
+                continue  # tests, benchmarks and examples name modules as callers do (see _decide)
+            relative_names_count = None
+            for searched, offset in searches:
+                hit = text.find(searched)
+                while hit != -1 and not found:
+                    mention = _mention_start(text, hit + offset, module, last)
+                    if mention is not None:
+                        start, relative = mention
+                        if relative and parent:
+                            if relative_names_count is None:
+                                relative_names_count = any(loader in text for loader in _LOADERS_BY_NAME) and (
+                                    os.path.dirname(path) == folder or any(n in text for n in package_names)
+                                )
+                            if not relative_names_count:
+                                start = None
+                        if start is not None:
+                            line_start = text.rfind("\n", 0, start) + 1
+                            found = not text[line_start:start].lstrip().startswith(("from ", "import "))
+                    hit = text.find(searched, hit + 1)
+                if found:
+                    break
+            if found:
+                break
+        self._named[key] = found
+        return found
 
 
-def _mention_start(text: str, at: int, module: str, last: str) -> int | None:
-    """Where a mention of `module` that holds the `last` part found at `at` starts, or None:
-    the dotted name standing alone (not part of a longer name), the last part as a string of its
-    own (`"cutlass_mla"`), or the last part at the end of a dotted string (`".cutlass_mla"`,
-    `".cutlass_mla:main"`)."""
+def _mention_start(text: str, at: int, module: str, last: str) -> tuple[int, bool] | None:
+    """Where a mention of `module` that holds the `last` part found at `at` starts, and whether
+    it names the module only relative to a package, or None: the dotted name standing alone
+    (not part of a longer name, nor between backquotes), the last part as a string of its own
+    (`"cutlass_mla"`: relative), or the last part at the end of a dotted string that may be the
+    module's (`".cutlass_mla"`: relative; `"pkg.cutlass_mla"`, an entry point's
+    `pkg.cutlass_mla:main`)."""
     end = at + len(last)
     after = text[end:end + 1]
     start = end - len(module)
     if (start >= 0 and text.startswith(module, start) and not (after.isalnum() or after == "_")
             and not (start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."))):
-        return start
+        # Between backquotes it is documentation (``pkg.module``): Python 3 code has none.
+        return None if text[start - 1:start] == "`" else (start, False)
     before = text[at - 1:at] if at > 0 else ""
     if before in ("'", '"') and after == before:
-        return at - 1
-    if before == "." and after in ("'", '"', ":") and after:
-        return at - 1
+        return at - 1, True
+    if before == "." and (after in ("'", '"') or (after == ":" and _starts_name(text, end + 1))):
+        # Not `"*.model"`, `"pkg.other.model"` nor `if x == self.model:`.
+        dotted = at - 1
+        while dotted > 0 and (text[dotted - 1].isalnum() or text[dotted - 1] in "_."):
+            dotted -= 1
+        written = text[dotted:end]
+        if text[dotted - 1:dotted] in ("'", '"'):
+            if written.startswith("."):
+                return at - 1, True
+            if module == written or module.endswith("." + written):
+                return at - 1, False
     return None
+
+
+def _starts_name(text: str, at: int) -> bool:
+    return at < len(text) and (text[at].isalpha() or text[at] == "_")
 
 
 def _unimportable_on_nvidia(text: str) -> str | None:
