@@ -65,6 +65,8 @@ _BACK = "(imported back)"
 # __getattr__ that imports on first use).
 _LOADERS_BY_NAME = ("import_module", "__import__", "spec_from", "_LazyModule", "LazyModule", "def __getattr__")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# A name, maybe dotted or relative, right after a quote and right before a quote or a colon.
+_QUOTED_NAME = re.compile(r"""["'](\.*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?=["':])""")
 
 
 class ImportGraph:
@@ -83,6 +85,9 @@ class ImportGraph:
         self._deciding: set[tuple] = set()  # the gates being decided now (see _gate)
         self._imported_back = 0  # how many times a decision met one of those
         self._named: dict[tuple[str, str], bool] = {}  # _named_in_text's answers
+        self._loaders: dict[str, bool] = {}  # file -> whether it loads modules by name
+        self._quoted: dict[str, dict] = {}  # package -> _quoted_names
+        self._package_files: dict[str, list] = {}  # package -> _own_files
         self._read()
         self.nvidia_extensions = self._nvidia_only_extensions()
         self._extension_import = re.compile(
@@ -293,88 +298,96 @@ class ImportGraph:
         return self._indexes[path]
 
     def _named_in_text(self, module: str, folder: str) -> bool:
-        """Does any file name the module outside an import statement: its dotted name anywhere
-        (a string for `importlib`, an entry point, a mock target), or its last part as a string
-        of its own or at the end of a dotted one (`"cutlass_mla"`, `".cutlass_mla"`, a registry
-        of module names)? Then it may be loaded in ways not read here. Only the package's own
-        files and setup.py count, and a name relative to the package only in a file that loads
-        modules by name, in the module's folder (`folder`) or naming its package."""
-        parent, _, last = module.rpartition(".")
-        # A file that loads a module by a name relative to its package (`"model"`, `".model"`:
-        # `import_module("." + name, package)`, a lazy `__getattr__`) loads modules by name and
-        # sits in the module's own package or names it: such a string anywhere else
-        # (vLLM has thousands: `maybe_prefix(prefix, "model")`, `".layers" not in name`) names
-        # no module.
-        package_names = (parent, parent.replace(".", "/")) if parent else ()
+        """Does the package's own code (or setup.py) name the module outside an import
+        statement: its dotted name anywhere (a string for `importlib`, an entry point, a mock
+        target), or within quotes its last part alone (`"cutlass_mla"`, a registry of module
+        names), relative (`".cutlass_mla"`) or as the end of a dotted name that may be its own
+        (`"ops.cutlass_mla"`, `"pkg.ops.cutlass_mla:main"`)? Then it may be loaded in ways not
+        read here. A name relative to the package counts only in a file that loads modules by
+        name, in the module's folder (`folder`) or naming its package: such a string anywhere
+        else (vLLM has thousands: `maybe_prefix(prefix, "model")`, `".layers" not in name`)
+        names no module. Tests, benchmarks and examples name modules as callers do, and their
+        imports already say nothing (see _decide)."""
         key = (module, folder)
-        if key in self._named:
-            return self._named[key]
-        # Plain searches for the forms a mention can take (the dotted name, the last part in
-        # quotes or after a dot before a quote or colon), then a look at the characters around
-        # each hit: scanning every occurrence of a common last part ("model": 1.8 million in
-        # vLLM) or one regular expression with alternatives costs seconds on large trees.
-        searches = [(module, len(module) - len(last))]
-        searches += [(f"{q}{last}{q}", 1) for q in "'\""] + [(f".{last}{c}", 1) for c in "'\":"]
+        if key not in self._named:
+            self._named[key] = self._find_name(module, folder)
+        return self._named[key]
+
+    def _find_name(self, module: str, folder: str) -> bool:
+        parent, _, last = module.rpartition(".")
         package = module.split(".")[0] + "."
-        found = False
-        for path, text in self.texts.items():
-            if not (self.module_names.get(path) or "").startswith(package) and os.path.basename(path) != "setup.py":
-                continue  # tests, benchmarks and examples name modules as callers do (see _decide)
-            relative_names_count = None
-            for searched, offset in searches:
-                hit = text.find(searched)
-                while hit != -1 and not found:
-                    mention = _mention_start(text, hit + offset, module, last)
-                    if mention is not None:
-                        start, relative = mention
-                        if relative and parent:
-                            if relative_names_count is None:
-                                relative_names_count = any(loader in text for loader in _LOADERS_BY_NAME) and (
-                                    os.path.dirname(path) == folder or any(n in text for n in package_names)
-                                )
-                            if not relative_names_count:
-                                start = None
-                        if start is not None:
-                            line_start = text.rfind("\n", 0, start) + 1
-                            found = not text[line_start:start].lstrip().startswith(("from ", "import "))
-                    hit = text.find(searched, hit + 1)
-                if found:
-                    break
-            if found:
-                break
-        self._named[key] = found
+        for path, text in self._own_files(package):
+            hit = text.find(module)
+            while hit != -1:
+                start = _dotted_name_start(text, hit, module)
+                if start is not None and not _on_an_import_line(text, start):
+                    return True
+                hit = text.find(module, hit + 1)
+        package_names = (parent, parent.replace(".", "/")) if parent else ()
+        for path, at, written, after in self._quoted_names(package).get(last, ()):
+            text = self.texts[path]
+            relative = written == last or written.startswith(".")
+            if written == last and after != text[at - 1]:
+                continue  # not one string: `'model"`
+            if written != last and not relative and not (module == written or module.endswith("." + written)):
+                continue  # another module of that name: `"pkg.other.model"`
+            if after == ":" and not _starts_name(text, at + len(written) + 1):
+                continue  # an entry point's `pkg.model:main`, not `"x.model: y"`
+            if relative and parent and not (
+                self._loads_by_name(path, text)
+                and (os.path.dirname(path) == folder or any(n in text for n in package_names))
+            ):
+                continue
+            if not _on_an_import_line(text, at - 1):
+                return True
+        return False
+
+    def _quoted_names(self, package: str) -> dict[str, list[tuple[str, int, str, str]]]:
+        """Every name within quotes in the files of `package` and setup.py, by its last part:
+        (file, where the name starts, the name as written, the character after it)."""
+        index = self._quoted.get(package)
+        if index is None:
+            index = self._quoted[package] = {}
+            for path, text in self._own_files(package):
+                for found in _QUOTED_NAME.finditer(text):
+                    written = found.group(1)
+                    end = found.end(1)
+                    index.setdefault(written.rsplit(".", 1)[-1], []).append((path, found.start(1), written, text[end:end + 1]))
+        return index
+
+    def _own_files(self, package: str) -> list[tuple[str, str]]:
+        """(file, text) of the modules of `package` (its dotted name and a dot) and setup.py."""
+        files = self._package_files.get(package)
+        if files is None:
+            files = self._package_files[package] = [
+                (path, text) for path, text in self.texts.items()
+                if (self.module_names.get(path) or "").startswith(package) or os.path.basename(path) == "setup.py"
+            ]
+        return files
+
+    def _loads_by_name(self, path: str, text: str) -> bool:
+        found = self._loaders.get(path)
+        if found is None:
+            found = self._loaders[path] = any(loader in text for loader in _LOADERS_BY_NAME)
         return found
 
 
-def _mention_start(text: str, at: int, module: str, last: str) -> tuple[int, bool] | None:
-    """Where a mention of `module` that holds the `last` part found at `at` starts, and whether
-    it names the module only relative to a package, or None: the dotted name standing alone
-    (not part of a longer name, nor between backquotes), the last part as a string of its own
-    (`"cutlass_mla"`: relative), or the last part at the end of a dotted string that may be the
-    module's (`".cutlass_mla"`: relative; `"pkg.cutlass_mla"`, an entry point's
-    `pkg.cutlass_mla:main`)."""
-    end = at + len(last)
+def _dotted_name_start(text: str, hit: int, module: str) -> int | None:
+    """`hit` where `module` is written standing alone (not part of a longer name, nor between
+    backquotes: documentation, which Python 3 code never holds), else None."""
+    end = hit + len(module)
     after = text[end:end + 1]
-    start = end - len(module)
-    if (start >= 0 and text.startswith(module, start) and not (after.isalnum() or after == "_")
-            and not (start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."))):
-        # Between backquotes it is documentation (``pkg.module``): Python 3 code has none.
-        return None if text[start - 1:start] == "`" else (start, False)
-    before = text[at - 1:at] if at > 0 else ""
-    if before in ("'", '"') and after == before:
-        return at - 1, True
-    if before == "." and (after in ("'", '"') or (after == ":" and _starts_name(text, end + 1))):
-        # Not `"*.model"`, `"pkg.other.model"` nor `if x == self.model:`.
-        dotted = at - 1
-        while dotted > 0 and (text[dotted - 1].isalnum() or text[dotted - 1] in "_."):
-            dotted -= 1
-        written = text[dotted:end]
-        if text[dotted - 1:dotted] in ("'", '"'):
-            if written.startswith("."):
-                return at - 1, True
-            if module == written or module.endswith("." + written):
-                return at - 1, False
-    return None
+    if after.isalnum() or after == "_":
+        return None
+    before = text[hit - 1:hit] if hit > 0 else ""
+    if before.isalnum() or before in ("_", ".", "`"):
+        return None
+    return hit
+
+
+def _on_an_import_line(text: str, at: int) -> bool:
+    line_start = text.rfind("\n", 0, at) + 1
+    return text[line_start:at].lstrip().startswith(("from ", "import "))
 
 
 def _starts_name(text: str, at: int) -> bool:
