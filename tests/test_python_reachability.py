@@ -304,3 +304,16 @@ def test_a_module_that_imports_aiter_at_its_top_never_runs_on_nvidia(tmp_path):
 ])
 def test_the_value_of_a_platform_test_on_nvidia(source, value):
     assert value_on_nvidia(ast.parse(source, mode="eval").body) is value
+
+
+def test_a_chain_of_six_imports_is_followed(tmp_path):
+    # vLLM's AMD decode packages sit five imports below their platform test: m2 imports m1, m3
+    # imports m2, ... m6 imports m5, and layer.py imports m6 on NVIDIA only.
+    files = {"proj/pkg/deep/__init__.py": "", "proj/pkg/deep/m1.py": FP8}
+    for i in range(2, 7):
+        files[f"proj/pkg/deep/m{i}.py"] = f"from .m{i - 1} import w\n"
+    files["proj/pkg/layer.py"] = "import torch\n\nif not torch.version.hip:\n    from .deep.m6 import w\n"
+    root = os.path.join(_dual_vendor(tmp_path, **files), "proj")
+    reported, gated = _scan(root)
+    assert "pkg/deep/m1.py" not in reported
+    assert gated["pkg/deep/m1.py"].startswith("imported only by code that never runs on AMD: pkg/deep/m2.py:1")

@@ -35,7 +35,7 @@ from rocmlint.build.project_root import SKIPPED_FOLDERS, VENDOR_DIRECTORIES
 from rocmlint.files.tree import ProjectFiles, note_tree
 
 _MAX_PYTHON_FILES = 20_000
-_MAX_DEPTH = 4
+_MAX_DEPTH = 6
 # `from X import a, b`, `from X import (a,\n b)`, `import a.b as c, d`, each at the start of a
 # line. Searched in the text with a newline put before it: a pattern that starts with a literal
 # newline is found much faster than one anchored with `^` in multi-line mode.
