@@ -288,6 +288,23 @@ def find_files(paths: list[Path], excludes: Excludes, languages: set[str] | None
     return found
 
 
+class RealPaths:
+    """os.path.realpath of many files in few folders, resolving each folder once: a file that
+    is not a link resolves to its folder's real path joined with its name."""
+
+    def __init__(self):
+        self._folders: dict[str, str] = {}
+
+    def of(self, path: str, is_link: bool) -> str:
+        if is_link:
+            return os.path.realpath(path)
+        folder, name = os.path.split(path)
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder or os.curdir)
+        return os.path.join(real, name)
+
+
 class _Walk:
     """One scanned directory: its real path (what symbolic links may point into) and the
     sinks for what is found."""
@@ -299,7 +316,7 @@ class _Walk:
         self.languages = languages
         self.seen = seen
         self.found = found
-        self._real_folders: dict[str, str] = {}
+        self._real_paths = RealPaths()
         self._shown_folders: dict[str, str] = {}
         self._cwd = os.getcwd()
 
@@ -320,17 +337,6 @@ class _Walk:
                 shown = "" if shown == "." else shown if shown.endswith("/") else shown + "/"
             self._shown_folders[folder] = shown
         return shown + name
-
-    def real_path(self, path: str, is_link: bool) -> str:
-        """os.path.realpath(path), resolving each folder once: a file that is not a link
-        resolves to its folder's real path joined with its name."""
-        if is_link:
-            return os.path.realpath(path)
-        folder, name = os.path.split(path)
-        real = self._real_folders.get(folder)
-        if real is None:
-            real = self._real_folders[folder] = os.path.realpath(folder or os.curdir)
-        return os.path.join(real, name)
 
     def wanted_language(self, name: str) -> str | None:
         language = language_of(name)
@@ -373,7 +379,7 @@ class _Walk:
         if excluded is not None:
             self.found.left_out.append(Problem(_display(path), excluded))
             return
-        key = self.real_path(path, is_link)
+        key = self._real_paths.of(path, is_link)
         if key in self.seen:
             return
         self.seen.add(key)

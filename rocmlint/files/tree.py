@@ -21,7 +21,7 @@ import re
 import sys
 import time
 
-from rocmlint.files.discovery import ReadError, TooLarge, read_regular_file
+from rocmlint.files.discovery import ReadError, RealPaths, TooLarge, read_regular_file
 
 # The most the project pass reads of one file: a larger one is not read.
 PROJECT_FILE_LIMIT = 8 * 1024 * 1024
@@ -49,28 +49,16 @@ class ProjectFiles:
         self.root = os.path.abspath(root)
         self.real_root = os.path.realpath(self.root)
         self.refused: dict[str, str] = {}
-        self._real_folders: dict[str, str] = {}
+        self._real_paths = RealPaths()  # thousands of files in a few hundred folders
 
     def outside(self, path: str) -> str | None:
         """Why `path` is not a file of the tree, or None."""
         absolute = os.path.abspath(path)
         if not is_within(absolute, self.root):
             return "outside the project"
-        if not is_within(self._real_path(absolute), self.real_root):
+        if not is_within(self._real_paths.of(absolute, os.path.islink(absolute)), self.real_root):
             return "a symbolic link to a file outside the project"
         return None
-
-    def _real_path(self, absolute: str) -> str:
-        """os.path.realpath(absolute), resolving each folder once (the project pass reads
-        thousands of files in a few hundred folders): a name that is not a link resolves to
-        its folder's real path joined with it."""
-        if os.path.islink(absolute):
-            return os.path.realpath(absolute)
-        folder, name = os.path.split(absolute)
-        real = self._real_folders.get(folder)
-        if real is None:
-            real = self._real_folders[folder] = os.path.realpath(folder)
-        return os.path.join(real, name)
 
     def read(self, path: str, limit: int = PROJECT_FILE_LIMIT, *, prefix: bool = False) -> bytes | None:
         """The bytes of a file of the tree, or None. Why is kept in `refused` for a file outside
