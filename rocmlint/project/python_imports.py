@@ -61,9 +61,9 @@ _TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest)\.py$")
 # ImportGraph._gate's answer for a module reached only through one still being decided.
 _BACK = "(imported back)"
 # What a file that loads a module from a name it builds calls (importlib.import_module,
-# __import__, importlib.util's spec loaders, transformers-style _LazyModule, a module-level
-# __getattr__ that imports on first use).
-_LOADERS_BY_NAME = ("import_module", "__import__", "spec_from", "_LazyModule", "LazyModule", "def __getattr__")
+# __import__, importlib.util's spec loaders, a lazy module such as transformers' _LazyModule, a
+# module-level __getattr__ that imports on first use), searched as plain text.
+_LOADERS_BY_NAME = ("import_module", "__import__", "spec_from", "LazyModule", "def __getattr__")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 # A name, maybe dotted or relative, right after a quote and right before a quote or a colon.
 _QUOTED_NAME = re.compile(r"""["'](\.*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?=["':])""")
@@ -319,8 +319,7 @@ class ImportGraph:
         for path, text in self._own_files(package):
             hit = text.find(module)
             while hit != -1:
-                start = _dotted_name_start(text, hit, module)
-                if start is not None and not _on_an_import_line(text, start):
+                if _stands_alone(text, hit, module) and not _on_an_import_line(text, hit):
                     return True
                 hit = text.find(module, hit + 1)
         package_names = (parent, parent.replace(".", "/")) if parent else ()
@@ -372,17 +371,13 @@ class ImportGraph:
         return found
 
 
-def _dotted_name_start(text: str, hit: int, module: str) -> int | None:
-    """`hit` where `module` is written standing alone (not part of a longer name, nor between
-    backquotes: documentation, which Python 3 code never holds), else None."""
+def _stands_alone(text: str, hit: int, module: str) -> bool:
+    """Is `module`, found at `hit`, written standing alone: not part of a longer name, nor
+    between backquotes (documentation, which Python 3 code never holds)?"""
     end = hit + len(module)
     after = text[end:end + 1]
-    if after.isalnum() or after == "_":
-        return None
     before = text[hit - 1:hit] if hit > 0 else ""
-    if before.isalnum() or before in ("_", ".", "`"):
-        return None
-    return hit
+    return not (after.isalnum() or after == "_" or before.isalnum() or before in ("_", ".", "`"))
 
 
 def _on_an_import_line(text: str, at: int) -> bool:
