@@ -526,8 +526,10 @@ def scan(request: ScanRequest) -> ScanResult:
         from rocmlint.files.result_cache import ResultCache, scan_salt
 
         cache = ResultCache(request.cache_dir, scan_salt(request.checks, request.config.target), frozenset(c.id for c in request.checks))
+    scanned = request.scan_roots if request.scan_roots is not None else request.paths
     # C/C++ directives read in the per-file pass, for the project pass (absolute path -> ...)
     directives: dict | None = {} if request.use_project else None
+    alongside = reading = None  # the project pass run beside the per-file pass, and its recording
     if jobs > 1 and len(targets) >= _PARALLEL_THRESHOLD:
         # Imported here: a scan too small for a pool need not pay for importing one.
         from concurrent.futures import ProcessPoolExecutor
@@ -535,19 +537,41 @@ def scan(request: ScanRequest) -> ScanResult:
         batches = [targets[i : i + 64] for i in range(0, len(targets), 64)]
         jobs = min(jobs, len(batches))  # a process per batch at most: more would only wait
         ids = [c.id for c in request.checks]
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target, cache, request.honour_noqa)) as pool:
-            count = len(batches)
-            for done, (findings, problems, read, kept) in enumerate(
-                pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count), start=1
-            ):
-                result.findings.extend(findings)
-                result.problems.extend(problems)
-                if cache is not None:
-                    cache.add_made(*kept)
-                if directives is not None:
-                    directives.update(read)
-                if request.progress is not None:
-                    request.progress(min(done * 64, len(targets)))
+        if request.use_project:
+            # While the workers check files, the main process would only wait: it runs the
+            # project pass on the hits as they come in. Not where a kept pass may hold (a warm
+            # re-scan reads nothing the pass read before, rocmlint.project.kept).
+            from rocmlint.project import kept
+            from rocmlint.project.gating import ProjectPassAlongside
+
+            if cache is None or not kept.has_kept_pass(cache, request.config, scanned):
+                reading = kept.start_recorded_pass(cache) if cache is not None else None
+                alongside = ProjectPassAlongside(request.checks, request.config, scanned, any(t.language == "cpp" for t in targets))
+        try:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target, cache, request.honour_noqa)) as pool:
+                count = len(batches)
+                checked = pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count)
+                if alongside is not None:
+                    alongside.start()
+                for done, (findings, problems, read, kept_results) in enumerate(checked, start=1):
+                    result.findings.extend(findings)
+                    result.problems.extend(problems)
+                    if cache is not None:
+                        cache.add_made(*kept_results)
+                    if directives is not None:
+                        directives.update(read)
+                    if alongside is not None:
+                        alongside.give(findings, read)
+                    if request.progress is not None:
+                        request.progress(min(done * 64, len(targets)))
+        except BaseException:
+            if alongside is not None:
+                alongside.stop()
+            if reading is not None:
+                from rocmlint.files.tree import stop_reading
+
+                stop_reading()
+            raise
     else:
         for done, target in enumerate(targets, start=1):
             findings, problems = check_file(
@@ -557,10 +581,11 @@ def scan(request: ScanRequest) -> ScanResult:
             result.problems.extend(problems)
             if request.progress is not None:
                 request.progress(done)
-    scanned = request.scan_roots if request.scan_roots is not None else request.paths
 
     def project_pass(hits: list[Finding], known: dict | None) -> list[Finding]:
-        if request.use_project:
+        if alongside is not None:
+            hits = alongside.finish(hits, result.problems, known)
+        elif request.use_project:
             from rocmlint.project.gating import apply_project_model
 
             hits = apply_project_model(hits, request.checks, request.config, result.problems, known, scanned)
@@ -571,7 +596,9 @@ def scan(request: ScanRequest) -> ScanResult:
     if cache is not None and request.use_project:
         from rocmlint.project.kept import kept_project_pass
 
-        result.findings = kept_project_pass(cache, project_pass, result.findings, result.problems, directives, request.config, scanned, started)
+        result.findings = kept_project_pass(
+            cache, project_pass, result.findings, result.problems, directives, request.config, scanned, started, reading
+        )
     else:
         result.findings = project_pass(result.findings, directives)
     if cache is not None:

@@ -312,3 +312,88 @@ def test_a_cache_folder_inside_the_project_does_not_make_the_pass_stale(project,
     counted.reset()
     assert _scan(project, cache) == cold and counted.passes == 0
     shutil.rmtree(cache)
+
+
+# --- the pass run beside the per-file pass (rocmlint.project.gating.ProjectPassAlongside) -------
+
+# Enough files for a scan with two jobs to check them in worker processes (engine's threshold),
+# none of them with a hit.
+FILLER = {f"pkg/filler/m{i:03d}.py": "x = 1\n" for i in range(210)}
+
+
+@pytest.fixture
+def many(project):
+    write_files(project, FILLER)
+    return project
+
+
+@pytest.fixture
+def beside(monkeypatch):
+    """The project passes run beside a per-file pass, counted. Each batch given is looked at
+    before the per-file pass goes on, as on a machine where the pass keeps up: then all of its
+    reads happen while the per-file pass runs (here, a small tree would end that pass first)."""
+    made = []
+
+    class Counted(gating.ProjectPassAlongside):
+        def __init__(self, *args, **kwargs):
+            made.append(self)
+            super().__init__(*args, **kwargs)
+            self.given = self.done = 0
+            build_models = self._pass.build_models
+
+            def counted_build_models(known):  # the last step for each batch
+                build_models(known)
+                self.done += 1
+
+            self._pass.build_models = counted_build_models
+
+        def give(self, findings, directives):
+            super().give(findings, directives)
+            self.given += 1
+            while self.done < self.given and self._thread.is_alive():
+                time.sleep(0.001)
+
+    monkeypatch.setattr(gating, "ProjectPassAlongside", Counted)
+    return made
+
+
+def test_a_pass_beside_the_per_file_pass_says_what_the_pass_after_it_says(many, beside):
+    after = _scan(many, None, "-j", "1")
+    assert not beside
+    assert _scan(many, None, "-j", "2") == after
+    assert len(beside) == 1
+    # Both sides of the project pass took part: the build (a CUDA-only source) and the imports.
+    assert ("cutlass_gemm.cu", "ROCM005", 1) in _gates(after) and ("cuda_ops.py", "ROCM001", 1) in _gates(after)
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_a_pass_run_beside_the_per_file_pass_is_kept_and_run_again_on_a_change(many, tmp_path, monkeypatch, beside, change):
+    counted = Counted(monkeypatch)
+    cache = tmp_path / "cache"
+    before = _scan(many, cache, "-j", "2")  # recorded as it ran beside
+    assert len(beside) == 1 and before == _scan(many, None, "-j", "1")
+    counted.reset()
+    assert _scan(many, cache, "-j", "2") == before
+    assert counted.passes == 0 and len(beside) == 1  # kept: not run, beside or after
+    edit, changes_report = CHANGES[change]
+    edit(many)
+    cold = _scan(many, None, "-j", "1")
+    assert (cold != before) == changes_report
+    counted.reset()
+    assert _scan(many, cache, "-j", "2") == cold
+    # Run again: after the per-file pass (a pass is kept for these options), or beside it (new
+    # options, such as another configuration, have no pass kept).
+    assert counted.passes + len(beside) == 1 + 1
+
+
+def test_a_failure_of_the_pass_beside_is_raised_by_the_scan(many, tmp_path, monkeypatch):
+    from rocmlint.config import Config
+    from rocmlint.engine import ScanRequest, scan, select_checks
+
+    def fails(self, findings):
+        raise RuntimeError("the pass failed")
+
+    monkeypatch.setattr(gating.ProjectPass, "look", fails)
+    with pytest.raises(RuntimeError, match="the pass failed"):
+        scan(ScanRequest([many], select_checks(preview=True), Config(root=many), jobs=2, cache_dir=str(tmp_path / "cache")))
+    assert tree._reading is None  # the recording of the pass ended with it

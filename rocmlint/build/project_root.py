@@ -110,6 +110,11 @@ def project_kind(path: str) -> str:
     return _kind_of(os.path.dirname(os.path.abspath(path)))
 
 
+def folder_kind(directory: str) -> str:
+    """project_kind of the files in `directory`."""
+    return _kind_of(os.path.abspath(directory))
+
+
 @lru_cache(maxsize=4096)
 def _kind_of(directory: str) -> str:
     home = os.path.expanduser("~")

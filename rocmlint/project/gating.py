@@ -29,141 +29,276 @@ def apply_project_model(
     graphs already built, by project root; a long-lived caller (the language server) keeps
     them between calls and empties them when what they were read from changes. New ones are
     added to them."""
-    from rocmlint.build.project_root import nvidia_only_subproject, project_kind
-    from rocmlint.cpp.astgrep import NVCC_COMPILES_IT
-    from rocmlint.cpp.wave import KEEPS_TO_32_LANE_GROUPS, keeps_to_32_lane_groups
-    from rocmlint.files.project_start import find_project_root
-    from rocmlint.records import replace as replaced
+    return ProjectPass(checks, config, scanned, models, import_graphs).finish(findings, problems, known)
 
-    by_id = {c.id: c for c in checks}
-    by_path: dict[str, list[int]] = {}
-    folders = _folders(scanned or ())
-    if import_graphs is None:
-        import_graphs = {}
-    importers_gates: dict[str, str | None] = {}  # per file: its findings share the answer
-    for index, finding in enumerate(findings):
-        check = by_id.get(finding.check_id)
-        if check is None or not check.gated:
-            continue
-        if "cpp" in check.languages and language_of(finding.path) == "cpp":
-            if finding.gate == KEEPS_TO_32_LANE_GROUPS and project_kind(finding.path) != "amd":
-                # 32-lane code in a project with no AMD side: which lanes it means on AMD is
-                # for the port to decide, so it is reported (rocmlint.cpp.wave).
-                findings[index] = replaced(finding, gate=None)
-            by_path.setdefault(finding.path, []).append(index)  # the build may compile it for ROCm: asked below
-        elif check.breaks_nvidia:
-            # ROCm-only code that an NVIDIA run may reach: gated where its module never runs on
-            # NVIDIA, by its imports and importers.
-            if finding.gate is None and language_of(finding.path) == "python":
-                gate = _importers_gate(finding.path, folders, import_graphs, side="nvidia")
-                if gate is not None and re.search(rf"\(line {finding.line}\)", gate.split(":", 1)[0]):
-                    # never gated by itself: the top-level import that is the finding
-                    gate = _importers_gate(finding.path, folders, import_graphs, side="nvidia", own_imports=False)
+
+class ProjectPass:
+    """apply_project_model in two steps, so that a scan can run the first beside its per-file
+    pass as hits come in (ProjectPassAlongside): `look` at hits in the order of the
+    scan's list (every Python hit is decided there, and the C/C++ hits are put by file), then
+    `finish` the C/C++ hits once all are in. What they read is kept by project root and read
+    once: `read_ahead` and `build_models` read some of it before `look` or `finish` needs it."""
+
+    def __init__(self, checks: Sequence, config: Config, scanned: Sequence | None = None,
+                 models: dict | None = None, import_graphs: dict | None = None):
+        self.by_id = {c.id: c for c in checks}
+        self.config = config
+        self.folders = _folders(scanned or ())
+        self.models = {} if models is None else models
+        self.import_graphs = {} if import_graphs is None else import_graphs
+        self.by_path: dict[str, list[int]] = {}  # C/C++ file -> indexes of its hits, for finish
+        self.looked = 0  # how many hits of the list `look` has seen
+        self._importers_gates: dict[str, str | None] = {}  # per file: its findings share the answer
+        self._overrides = _overrides(config)
+        self._fresh: list[str] = []  # roots of the models built by this pass, their problems not yet told
+        self._ahead = 0  # how many of by_path's files build_models has seen
+
+    def look(self, findings: list[Finding]) -> None:
+        """Look at the hits of `findings` from the first not yet seen, replacing gated ones in
+        the list: the list grows between calls and keeps its order."""
+        from rocmlint.build.project_root import nvidia_only_subproject, project_kind
+        from rocmlint.cpp.wave import KEEPS_TO_32_LANE_GROUPS
+        from rocmlint.records import replace as replaced
+
+        folders, import_graphs = self.folders, self.import_graphs
+        for index in range(self.looked, len(findings)):
+            finding = findings[index]
+            check = self.by_id.get(finding.check_id)
+            if check is None or not check.gated:
+                continue
+            if "cpp" in check.languages and language_of(finding.path) == "cpp":
+                if finding.gate == KEEPS_TO_32_LANE_GROUPS and project_kind(finding.path) != "amd":
+                    # 32-lane code in a project with no AMD side: which lanes it means on AMD is
+                    # for the port to decide, so it is reported (rocmlint.cpp.wave).
+                    findings[index] = replaced(finding, gate=None)
+                self.by_path.setdefault(finding.path, []).append(index)  # the build may compile it for ROCm: finish asks
+            elif check.breaks_nvidia:
+                # ROCm-only code that an NVIDIA run may reach: gated where its module never runs on
+                # NVIDIA, by its imports and importers.
+                if finding.gate is None and language_of(finding.path) == "python":
+                    gate = _importers_gate(finding.path, folders, import_graphs, side="nvidia")
+                    if gate is not None and re.search(rf"\(line {finding.line}\)", gate.split(":", 1)[0]):
+                        # never gated by itself: the top-level import that is the finding
+                        gate = _importers_gate(finding.path, folders, import_graphs, side="nvidia", own_imports=False)
+                    if gate is not None:
+                        findings[index] = replaced(finding, gate=gate)
+            elif finding.gate is None and (subproject := nvidia_only_subproject(finding.path)) is not None:
+                findings[index] = replaced(finding, gate=subproject)
+            elif finding.gate is None and language_of(finding.path) == "python":
+                if finding.path not in self._importers_gates:
+                    self._importers_gates[finding.path] = _importers_gate(finding.path, folders, import_graphs)
+                gate = self._importers_gates[finding.path]
                 if gate is not None:
                     findings[index] = replaced(finding, gate=gate)
-        elif finding.gate is None and (subproject := nvidia_only_subproject(finding.path)) is not None:
-            findings[index] = replaced(finding, gate=subproject)
-        elif finding.gate is None and language_of(finding.path) == "python":
-            if finding.path not in importers_gates:
-                importers_gates[finding.path] = _importers_gate(finding.path, folders, import_graphs)
-            gate = importers_gates[finding.path]
-            if gate is not None:
-                findings[index] = replaced(finding, gate=gate)
-    if not by_path:
-        return findings  # no C/C++ hit to look at again: no build is read
-    from rocmlint.project import build_model
+        self.looked = len(findings)
 
-    overrides = _overrides(config)
-    if models is None:
-        models = {}
-    for path, indexes in by_path.items():
-        absolute = os.path.abspath(path)
-        root = find_project_root(os.path.dirname(absolute), project_ceiling(absolute, folders))
-        installed = _torch_cuda_header(absolute)
-        if installed is not None:
-            for index in indexes:
-                if findings[index].gate is None:
-                    findings[index] = replaced(findings[index], gate=installed)
-            continue
-        if _torch_include_header(absolute):
-            for index in indexes:
-                if findings[index].gate is None and _hipify_rewrites(by_id[findings[index].check_id].hipify_gated, findings[index]):
-                    findings[index] = replaced(findings[index], gate=_TORCH_HIPIFIED_HEADER)
-        if root is None:
-            declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
-            if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
-                for index in indexes:
-                    if findings[index].gate is None and not by_id[findings[index].check_id].cuda_build:
-                        findings[index] = replaced(findings[index], gate=f"CUDA-only: declared in {overrides.where} cuda-only")
-            continue
-        model = models.get(root)
+    def read_ahead(self, cpp: bool) -> None:
+        """Read, before any hit has come in, what the hits of the projects of the scanned
+        folders are likely to need: each one's import graph where it builds or runs for AMD
+        (the Python hits of a project with no AMD side need none), and with `cpp` (the scan
+        has C/C++ files) its build."""
+        from rocmlint.build.project_root import folder_kind
+        from rocmlint.files.project_start import find_project_root
+
+        for folder in self.folders:
+            root = find_project_root(folder, project_ceiling(folder, self.folders))
+            if root is None:
+                continue
+            if folder_kind(root) == "amd" and root not in self.import_graphs:
+                from rocmlint.project.python_imports import ImportGraph
+
+                self.import_graphs[root] = ImportGraph(root)
+            if cpp:
+                self._model(root, None)
+
+    def build_models(self, known: dict | None = None) -> None:
+        """Build the project models that finish will ask for the C/C++ hits seen so far (`known`:
+        the C/C++ directives the per-file pass has handed over so far)."""
+        paths = list(self.by_path)
+        for path in paths[self._ahead:]:
+            absolute = os.path.abspath(path)
+            root = self._model_root(absolute)
+            if root is not None and _torch_cuda_header(absolute) is None:
+                self._model(root, known)
+        self._ahead = len(paths)
+
+    def _model_root(self, absolute: str) -> str | None:
+        from rocmlint.files.project_start import find_project_root
+
+        return find_project_root(os.path.dirname(absolute), project_ceiling(absolute, self.folders))
+
+    def _model(self, root: str, known: dict | None):
+        model = self.models.get(root)
         if model is None:
-            model = models[root] = build_model(root, overrides, known, config.max_file_size)
-            said = {(os.path.abspath(p.path), p.reason) for p in problems}  # the per-file pass may have said it
-            for problem in model.problems:
-                where, reason = problem.split(":", 1)[0], "build file " + problem.split(": ", 1)[-1]
-                if (os.path.abspath(where), reason) not in said:
-                    problems.append(Problem(where, reason))
-        file_gate = model.file_gate(absolute) or model.nvidia_library_gate(absolute)
-        if file_gate is None and model.verdict(absolute).compiled_for not in ("rocm", "both"):
-            file_gate = nvidia_only_subproject(absolute)
-        table = model.macros_for(absolute)
-        # Read the file's conditions again with the project's macros, where they test one.
-        if file_gate is None and (model.tested.get(absolute, frozenset()) & (table.facts.keys() | table.platform)):
-            gates = model.gates_for(absolute)
-            if gates is not None:
+            from rocmlint.project import build_model
+
+            model = self.models[root] = build_model(root, self._overrides, known, self.config.max_file_size)
+            self._fresh.append(root)
+        return model
+
+    def _tell_problems(self, root: str, problems: list[Problem]) -> None:
+        """The problems of a model this pass built, once, unless the per-file pass said them."""
+        if root not in self._fresh:
+            return
+        self._fresh.remove(root)
+        said = {(os.path.abspath(p.path), p.reason) for p in problems}  # the per-file pass may have said it
+        for problem in self.models[root].problems:
+            where, reason = problem.split(":", 1)[0], "build file " + problem.split(": ", 1)[-1]
+            if (os.path.abspath(where), reason) not in said:
+                problems.append(Problem(where, reason))
+
+    def finish(self, findings: list[Finding], problems: list[Problem], known: dict | None = None) -> list[Finding]:
+        """The C/C++ hits looked at with what their projects' builds say (the list `look` has
+        seen whole); the problems met reading the builds are added to `problems`."""
+        from rocmlint.build.project_root import nvidia_only_subproject, project_kind
+        from rocmlint.cpp.astgrep import NVCC_COMPILES_IT
+        from rocmlint.cpp.wave import KEEPS_TO_32_LANE_GROUPS, keeps_to_32_lane_groups
+        from rocmlint.records import replace as replaced
+
+        self.look(findings)
+        by_id, overrides = self.by_id, self._overrides
+        for path, indexes in self.by_path.items():
+            absolute = os.path.abspath(path)
+            root = self._model_root(absolute)
+            installed = _torch_cuda_header(absolute)
+            if installed is not None:
                 for index in indexes:
-                    if findings[index].gate_fixed:
-                        continue
-                    check = by_id[findings[index].check_id]
-                    line = findings[index].line
-                    gate = gates.reason(line, check.check_amd_side)
-                    if gate is None and check.hip_only and not gates.on_amd_side(line) and not absolute.lower().endswith(".hip"):
-                        gate = NVCC_COMPILES_IT
-                    if (findings[index].gate or "").endswith(KEEPS_TO_32_LANE_GROUPS):
-                        gate = keeps_to_32_lane_groups(gate)
-                    findings[index] = replaced(findings[index], gate=gate)
-        for index in indexes:
-            finding = findings[index]
-            if finding.gate == NVCC_COMPILES_IT and (model.amd_only or model.verdict(absolute).compiled_for == "rocm"):
-                findings[index] = finding = replaced(finding, gate=None)  # HIP alone compiles this file
-            if finding.gate == KEEPS_TO_32_LANE_GROUPS and project_kind(absolute) != "amd":
-                findings[index] = finding = replaced(finding, gate=None)  # as above, after the project's macros
-            if finding.gate is not None:
+                    if findings[index].gate is None:
+                        findings[index] = replaced(findings[index], gate=installed)
                 continue
-            check = by_id[finding.check_id]
-            if check.cuda_build:
-                # Code nvcc must not see: what matters is whether the CUDA build reads the file
-                # (in a project with no AMD side, every file of it is the CUDA build's).
-                why = model.cuda_build_gate(absolute) if project_kind(absolute) == "amd" else None
-                if why is not None:
-                    findings[index] = replaced(finding, gate=why)
+            if _torch_include_header(absolute):
+                for index in indexes:
+                    if findings[index].gate is None and _hipify_rewrites(by_id[findings[index].check_id].hipify_gated, findings[index]):
+                        findings[index] = replaced(findings[index], gate=_TORCH_HIPIFIED_HEADER)
+            if root is None:
+                declared = overrides.cuda_only(absolute) if overrides and overrides.cuda_only else False
+                if declared and not (overrides.rocm_sources and overrides.rocm_sources(absolute)):
+                    for index in indexes:
+                        if findings[index].gate is None and not by_id[findings[index].check_id].cuda_build:
+                            findings[index] = replaced(findings[index], gate=f"CUDA-only: declared in {overrides.where} cuda-only")
                 continue
-            hipified = model.hipify_gate(absolute) if _hipify_rewrites(check.hipify_gated, finding) else None
-            defined = next(
-                (table.lookup(name) for name in check.project_macro_gate if table.lookup(name).reason), None
-            )
-            if file_gate is not None:
-                findings[index] = replaced(finding, gate=file_gate)
-            elif check.amd_only_gated and model.amd_only:
-                findings[index] = replaced(finding, gate=model.amd_only)
-            elif hipified is not None:
-                findings[index] = replaced(finding, gate=hipified)
-            elif defined is not None and defined.defined is not False:
-                findings[index] = replaced(finding, gate=f"the project defines it for HIP: {defined.reason}")
-            elif check.shim_gated == "cuda-runtime":
-                renamed = model.runtime_shim_for(absolute)
-                if renamed is not None:
-                    findings[index] = replaced(finding, gate=renamed)
-            elif check.shim_gated:
-                callee = _callee_at(finding)
-                dropping_mask = check.shim_gated == "mask-dropping"
-                shim = model.shim_for(absolute, callee, dropping_mask) if callee else None
-                if shim is not None:
-                    where = f"{model.relative(shim.path)}:{shim.line}"
-                    how = "redefines {} for HIP without its mask" if dropping_mask else "defines {} for HIP"
-                    findings[index] = replaced(finding, gate=f"HIP shim: {where} {how.format(callee)}")
-    return findings
+            model = self._model(root, known)
+            self._tell_problems(root, problems)
+            file_gate = model.file_gate(absolute) or model.nvidia_library_gate(absolute)
+            if file_gate is None and model.verdict(absolute).compiled_for not in ("rocm", "both"):
+                file_gate = nvidia_only_subproject(absolute)
+            table = model.macros_for(absolute)
+            # Read the file's conditions again with the project's macros, where they test one.
+            if file_gate is None and (model.tested.get(absolute, frozenset()) & (table.facts.keys() | table.platform)):
+                gates = model.gates_for(absolute)
+                if gates is not None:
+                    for index in indexes:
+                        if findings[index].gate_fixed:
+                            continue
+                        check = by_id[findings[index].check_id]
+                        line = findings[index].line
+                        gate = gates.reason(line, check.check_amd_side)
+                        if gate is None and check.hip_only and not gates.on_amd_side(line) and not absolute.lower().endswith(".hip"):
+                            gate = NVCC_COMPILES_IT
+                        if (findings[index].gate or "").endswith(KEEPS_TO_32_LANE_GROUPS):
+                            gate = keeps_to_32_lane_groups(gate)
+                        findings[index] = replaced(findings[index], gate=gate)
+            for index in indexes:
+                finding = findings[index]
+                if finding.gate == NVCC_COMPILES_IT and (model.amd_only or model.verdict(absolute).compiled_for == "rocm"):
+                    findings[index] = finding = replaced(finding, gate=None)  # HIP alone compiles this file
+                if finding.gate == KEEPS_TO_32_LANE_GROUPS and project_kind(absolute) != "amd":
+                    findings[index] = finding = replaced(finding, gate=None)  # as above, after the project's macros
+                if finding.gate is not None:
+                    continue
+                check = by_id[finding.check_id]
+                if check.cuda_build:
+                    # Code nvcc must not see: what matters is whether the CUDA build reads the file
+                    # (in a project with no AMD side, every file of it is the CUDA build's).
+                    why = model.cuda_build_gate(absolute) if project_kind(absolute) == "amd" else None
+                    if why is not None:
+                        findings[index] = replaced(finding, gate=why)
+                    continue
+                hipified = model.hipify_gate(absolute) if _hipify_rewrites(check.hipify_gated, finding) else None
+                defined = next(
+                    (table.lookup(name) for name in check.project_macro_gate if table.lookup(name).reason), None
+                )
+                if file_gate is not None:
+                    findings[index] = replaced(finding, gate=file_gate)
+                elif check.amd_only_gated and model.amd_only:
+                    findings[index] = replaced(finding, gate=model.amd_only)
+                elif hipified is not None:
+                    findings[index] = replaced(finding, gate=hipified)
+                elif defined is not None and defined.defined is not False:
+                    findings[index] = replaced(finding, gate=f"the project defines it for HIP: {defined.reason}")
+                elif check.shim_gated == "cuda-runtime":
+                    renamed = model.runtime_shim_for(absolute)
+                    if renamed is not None:
+                        findings[index] = replaced(finding, gate=renamed)
+                elif check.shim_gated:
+                    callee = _callee_at(finding)
+                    dropping_mask = check.shim_gated == "mask-dropping"
+                    shim = model.shim_for(absolute, callee, dropping_mask) if callee else None
+                    if shim is not None:
+                        where = f"{model.relative(shim.path)}:{shim.line}"
+                        how = "redefines {} for HIP without its mask" if dropping_mask else "defines {} for HIP"
+                        findings[index] = replaced(finding, gate=f"HIP shim: {where} {how.format(callee)}")
+        return findings
+
+
+class ProjectPassAlongside:
+    """The project pass run in a thread of its own while the per-file pass runs in worker
+    processes, where the main process would only wait for them: the hits of each batch are
+    looked at as they come in (import graphs read, Python hits decided, the builds of projects
+    with C/C++ hits read), in the order of the scan's list, so that `finish` gives what
+    apply_project_model gives for the whole list. Before the first batch is in, it reads what
+    the hits of the scanned projects are likely to need (ProjectPass.read_ahead). On a machine
+    with a core to spare, most of the project pass is done by the time the last batch is in."""
+
+    def __init__(self, checks: Sequence, config: Config, scanned: Sequence | None = None, cpp: bool = False):
+        import queue
+        import threading
+
+        self._pass = ProjectPass(checks, config, scanned)
+        self._cpp = cpp
+        self._findings: list[Finding] = []  # every hit given, in order, as the pass gated it
+        self._known: dict = {}  # the C/C++ directives given so far
+        self._given: queue.SimpleQueue = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._stopped = False
+        self._thread = threading.Thread(target=self._work, name="rocmlint-project-pass", daemon=True)
+
+    def start(self) -> None:
+        """Start the pass, once the per-file pass's worker processes are started: a process
+        forked while another thread runs may inherit a lock that thread held (a pool that forks
+        starts all its workers with its first task; other start methods fork no thread)."""
+        self._thread.start()
+
+    def give(self, findings: list[Finding], directives: dict) -> None:
+        """The hits of the next batch of the per-file pass, and the directives it read."""
+        self._given.put((findings, directives))
+
+    def _work(self) -> None:
+        try:
+            self._pass.read_ahead(self._cpp)
+            while (batch := self._given.get()) is not None and not self._stopped:
+                findings, directives = batch
+                self._known.update(directives)
+                self._findings.extend(findings)
+                self._pass.look(self._findings)
+                self._pass.build_models(self._known)
+        except BaseException as exc:  # noqa: B036 - told by finish, in the scan's own thread
+            self._error = exc
+
+    def finish(self, findings: list[Finding], problems: list[Problem], known: dict | None = None) -> list[Finding]:
+        """apply_project_model's answer for `findings`: the hits given, all of them, in order."""
+        self._given.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if len(findings) != len(self._findings):
+            raise RuntimeError(f"the project pass was given {len(self._findings)} hits, the scan has {len(findings)}")
+        return self._pass.finish(self._findings, problems, known)
+
+    def stop(self) -> None:
+        """Leave the hits not yet looked at (the scan is ending without its project pass)."""
+        self._stopped = True
+        self._given.put(None)
 
 
 def _torch_cuda_header(path: str) -> str | None:

@@ -51,21 +51,23 @@ _ENVIRONMENT = ("GIT_DIR", "GIT_WORK_TREE", "GIT_CEILING_DIRECTORIES", "GIT_DISC
 
 def kept_project_pass(
     cache, run: Callable[[list[Finding], dict | None], list[Finding]], findings: list[Finding], problems: list[Problem],
-    known: dict | None, config, scanned, started: int,
+    known: dict | None, config, scanned, started: int, reading: tree.Reading | None = None,
 ) -> list[Finding]:
     """`run(findings, known)` (the project pass of one scan: it gates hits and may add to
     `problems`), or what it gave the last time when nothing it read has changed (see the
     module docstring). `known`: C/C++ directives the per-file pass read (absolute path ->
-    FileDirectives), since `started` (time.time_ns()); `cache`: a ResultCache."""
+    FileDirectives), since `started` (time.time_ns()); `cache`: a ResultCache. `reading`: the
+    recording of a pass that began before the per-file pass ended (start_recorded_pass; there
+    was no pass kept for these options), which `run` finishes."""
     from rocmlint.files.result_cache import _finding_json
 
-    slot = _digest(json.dumps(_options(cache.salt, config, scanned)))
+    slot = _slot(cache, config, scanned)
     inputs = json.dumps(
         [[_finding_json(f) for f in findings], [[p.path, p.reason, p.line, p.internal] for p in problems]],
         separators=(",", ":"),
     )
     key = _digest(slot + inputs)
-    record = cache.project_record(slot)
+    record = cache.project_record(slot) if reading is None else None
     if record is not None:
         kept = _kept_result(record, key, findings, cache.directory)
         if kept is not None:
@@ -76,8 +78,8 @@ def kept_project_pass(
             return [f if f.gate == gate else replace(f, gate=gate) for f, gate in zip(findings, gates)]
     given = list(findings)  # the pass replaces hits in the list it is given
     before = len(problems)
-    tree.forget_what_was_read_from_disk()
-    reading = tree.start_reading(NAMES_ASKED_ABOVE, cache.directory)
+    if reading is None:
+        reading = start_recorded_pass(cache)
     try:
         reading.note_folders(os.path.dirname(os.path.abspath(f.path)) for f in given)
         for path in sorted(known or ()):
@@ -97,6 +99,22 @@ def kept_project_pass(
             "problems": [[p.path, p.reason, p.line, p.internal] for p in problems[before:]],
         })
     return hits
+
+
+def has_kept_pass(cache, config, scanned) -> bool:
+    """Whether a pass is kept for these options and folders (it may or may not still hold)."""
+    return cache.project_record(_slot(cache, config, scanned)) is not None
+
+
+def start_recorded_pass(cache) -> tree.Reading:
+    """Record what a project pass reads from now on, after forgetting what rocmlint keeps in
+    memory about the tree (so that everything the pass depends on is read, and recorded)."""
+    tree.forget_what_was_read_from_disk()
+    return tree.start_reading(NAMES_ASKED_ABOVE, cache.directory)
+
+
+def _slot(cache, config, scanned) -> str:
+    return _digest(json.dumps(_options(cache.salt, config, scanned)))
 
 
 def _digest(text: str) -> str:
