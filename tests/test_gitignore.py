@@ -76,6 +76,18 @@ def test_generated_patterns_same_as_git(repo, parts):
     assert ours == _git_ignored(repo, pattern), pattern
 
 
+LIST_PATTERNS = ["*.py", "!*.py", "a", "!a", "a.py", "!a.py", "x/", "!x/", "*b", "!*b", "a*", "x/*", "**/a.py", "*", "[ab].py", "!ab.py", "*?"]
+
+
+@settings(max_examples=int(os.environ.get("ROCMLINT_IGNORE_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(LIST_PATTERNS), min_size=2, max_size=8))
+def test_lists_of_patterns_same_as_git(repo, patterns):
+    # The last matching pattern decides: a list asks first only the patterns that can match
+    # the path's last character, and must still find the last one that matches.
+    ours = {p for p in PATHS if _excluded(PatternList(patterns, "", "t"), p)}
+    assert ours == _git_ignored(repo, "\n".join(patterns)), patterns
+
+
 def test_negation_and_last_match_wins():
     patterns = PatternList(["*.py", "!keep.py", "keep.py", "!keep.py"], "", "t")
     assert patterns.decide("keep.py", False).ignored is False

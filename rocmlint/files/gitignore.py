@@ -324,14 +324,28 @@ class PatternList:
         self.source = source
         patterns = (parse_pattern(line, number) for number, line in enumerate(lines, start=1))
         self.patterns = [p for p in patterns if p is not None]
+        self._by_last_character: dict[str, list[Pattern]] = {}
 
     def decide(self, relative: str, is_dir: bool) -> Decision | None:
         """The last pattern that matches decides; None when none does."""
         name = relative.rsplit("/", 1)[-1]
-        for pattern in reversed(self.patterns):
+        for pattern in self._may_match(relative[-1:]):
             if pattern._matches(relative, name, is_dir):
                 return Decision(not pattern.negated, pattern, self.source)
         return None
+
+    def _may_match(self, last: str) -> list[Pattern]:
+        """The patterns that may match a path ending with the character `last`, last one first:
+        a pattern that ends with a literal character matches only paths that end with it (the
+        name a pattern without a slash is matched on ends as the path does). A .gitignore of
+        a hundred patterns is asked of every path of the tree; most patterns end with a
+        literal character."""
+        found = self._by_last_character.get(last)
+        if found is None:
+            found = self._by_last_character[last] = [
+                p for p in reversed(self.patterns) if (p._head if p._literal else p._tail)[-1:] in ("", last)
+            ]
+        return found
 
     def leaves_out(self, relative: str, is_dir: bool) -> Decision | None:
         """The pattern that leaves out `relative` ("/"-separated, below the base), or None. As
