@@ -546,9 +546,11 @@ def scan(request: ScanRequest) -> ScanResult:
 
             if cache is None or not kept.has_kept_pass(cache, request.config, scanned):
                 reading = kept.start_recorded_pass(cache) if cache is not None else None
-                alongside = ProjectPassAlongside(request.checks, request.config, scanned, any(t.language == "cpp" for t in targets))
+                alongside = ProjectPassAlongside(request.checks, request.config, scanned)
         try:
             with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target, cache, request.honour_noqa)) as pool:
+                if alongside is not None and any(t.language == "cpp" for t in targets):
+                    alongside.read_models_ahead(pool, cache.directory if reading is not None else None)
                 count = len(batches)
                 checked = pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count)
                 if alongside is not None:

@@ -397,3 +397,21 @@ def test_a_failure_of_the_pass_beside_is_raised_by_the_scan(many, tmp_path, monk
     with pytest.raises(RuntimeError, match="the pass failed"):
         scan(ScanRequest([many], select_checks(preview=True), Config(root=many), jobs=2, cache_dir=str(tmp_path / "cache")))
     assert tree._reading is None  # the recording of the pass ended with it
+
+
+def test_what_the_worker_reading_the_build_read_is_recorded(many, tmp_path, monkeypatch, beside):
+    # The CUDA-only source list is in a file that CMakeLists.txt includes: only the project's
+    # build model, read in a worker process of the per-file pass, reads it.
+    cmakelists = many / "CMakeLists.txt"
+    cuda_only = 'if(GPU_LANG STREQUAL "CUDA")\n  list(APPEND SRC csrc/cutlass_gemm.cu)\nendif()\n'
+    assert cuda_only in cmakelists.read_text()
+    cmakelists.write_text(cmakelists.read_text().replace(cuda_only, "include(cmake/sources.cmake)\n"))
+    write_files(many, {"cmake/sources.cmake": cuda_only})
+    cache = tmp_path / "cache"
+    before = _scan(many, cache, "-j", "2")
+    assert len(beside) == 1 and before == _scan(many, None, "-j", "1")
+    assert ("cutlass_gemm.cu", "ROCM005", 1) in _gates(before)
+    (many / "cmake/sources.cmake").write_text("list(APPEND SRC csrc/cutlass_gemm.cu)\n")  # both builds now
+    after = _scan(many, None, "-j", "1")
+    assert ("cutlass_gemm.cu", "ROCM005", 1) not in _gates(after)
+    assert _scan(many, cache, "-j", "2") == after

@@ -668,3 +668,55 @@ def test_headers_of_pytorchs_cuda_build_in_an_installed_torch_are_gated(tmp_path
     assert ("other/include/ATen/native/cuda/Loops.cuh", "ROCM005") in reported
     gated = _gated(document, os.path.join(root, "site"))
     assert gated[("torch/include/ATen/native/cuda/Loops.cuh", "ROCM005")].startswith("a header of PyTorch's CUDA build")
+
+
+def test_a_model_read_in_another_process_answers_as_the_one_read_here(cwd):
+    # A scan with worker processes has one of them read a project's build (the model comes
+    # back pickled): every answer the project pass asks of it must be the same.
+    import pickle
+
+    from rocmlint.project import build_model
+
+    root = _project(
+        cwd / "proj",
+        {
+            "CMakeLists.txt": """
+                if(USE_ROCM)
+                  set(GPU_LANG HIP)
+                  add_compile_definitions(FAST_SHFL=1)
+                else()
+                  set(GPU_LANG CUDA)
+                  enable_language(CUDA)
+                endif()
+                set(SRC csrc/common.cu csrc/rocm_only.cu)
+                if(GPU_LANG STREQUAL "CUDA")
+                  list(APPEND SRC csrc/cutlass_gemm.cu)
+                endif()
+                add_library(ext ${SRC})
+            """,
+            "csrc/common.cu": '#include "shared.h"\n#if FAST_SHFL\n' + MASK + "#endif\n",
+            "csrc/shared.h": "#pragma once\n#ifdef USE_ROCM\n#define TILE 64\n#else\n#define TILE 32\n#endif\n",
+            "csrc/rocm_only.cu": '#include "amd.h"\n' + MASK,
+            "csrc/amd.h": "#pragma once\n" + MASK,
+            "csrc/cutlass_gemm.cu": CUTLASS + '#include "shared.h"\n' + MASK,
+        },
+    )
+    here = build_model(root)
+    files = [os.path.join(root, "csrc", name) for name in ("common.cu", "shared.h", "rocm_only.cu", "amd.h", "cutlass_gemm.cu")]
+
+    def answers(model):
+        found = []
+        for path in files:
+            gates = model.gates_for(path)
+            found.append((
+                model.file_gate(path), model.cuda_build_gate(path), model.hipify_gate(path), model.runtime_shim_for(path),
+                model.verdict(path), model.macros_for(path).facts, [gates.reason(n, True) for n in range(1, 8)] if gates else None,
+            ))
+        return found
+
+    # Answers kept by the ids of objects name other objects in another process: not carried.
+    here.sources._changed[(id(here), id(root))] = frozenset({"TILE"})
+    there = pickle.loads(pickle.dumps(here))
+    assert there.cuda_reach is not None and there.sources._changed == {}
+    assert answers(there) == answers(here)
+    assert any(a[1] for a in answers(here)) and any(a[0] for a in answers(here))  # both sides of the build answer

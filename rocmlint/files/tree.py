@@ -360,6 +360,17 @@ class Reading:
             "folders": [[folder, kinds] for folder, kinds in self.folders.items()],
         }
 
+    def add(self, recorded: dict, keepable: bool) -> None:
+        """What another recording of the same pass read (its as_json, made in a worker
+        process), and whether it can be kept."""
+        self.keepable = self.keepable and keepable
+        for root, real, digest in recorded["trees"]:
+            self.trees.setdefault(root, [real, digest])
+        for entry in recorded["reads"]:
+            self.reads.setdefault(tuple(entry[:4]), list(entry[4:]))
+        for folder, kinds in recorded["folders"]:
+            self.folders.setdefault(folder, kinds)
+
 
 def _kinds(folder: str, names: tuple[str, ...]) -> str:
     return "\0".join(_kind(os.path.join(folder, name)) for name in names)
@@ -375,6 +386,12 @@ def start_reading(names_above: tuple[str, ...], unlisted: str | None = None) -> 
 def stop_reading() -> None:
     global _reading
     _reading = None
+
+
+def add_to_reading(recorded: dict | None, keepable: bool) -> None:
+    """Add what another process read for the pass being recorded (Reading.add), if one is."""
+    if _reading is not None and recorded is not None:
+        _reading.add(recorded, keepable)
 
 
 def note_tree(root: str) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from functools import partial
 
 from rocmlint.build import CUDA, ROCM, BuildFacts
 from rocmlint.cpp.cuda_api import RUNTIME_NAME
@@ -154,8 +155,9 @@ def analyse_sources(model: ProjectModel, facts: BuildFacts, sources: list[str], 
     _component_tables(model, edges, sources, learned, platform, definitions)
     _shims(model, index, walk, include_dirs)
     if model.has_rocm_side and model.amd_only is None:
-        # Asked only by checks of code the CUDA build compiles, for hits no other gate took.
-        model.cuda_reach = lambda: _cuda_build_reach(model, index, table, sources, include_dirs)
+        # Asked only by checks of code the CUDA build compiles, for hits no other gate took. A
+        # partial, not a lambda: a model read in a worker process comes back pickled.
+        model.cuda_reach = partial(_cuda_build_reach, model, index, table, sources, include_dirs)
 
 
 def _cuda_build_reach(model, index: ProjectSources, table: MacroTable, sources: list[str], include_dirs) -> frozenset[str]:

@@ -37,7 +37,8 @@ class ProjectPass:
     pass as hits come in (ProjectPassAlongside): `look` at hits in the order of the
     scan's list (every Python hit is decided there, and the C/C++ hits are put by file), then
     `finish` the C/C++ hits once all are in. What they read is kept by project root and read
-    once: `read_ahead` and `build_models` read some of it before `look` or `finish` needs it."""
+    once; `read_import_graphs_ahead`, `build_models` and worker processes (`reading_models`)
+    read some of it before `look` or `finish` needs it."""
 
     def __init__(self, checks: Sequence, config: Config, scanned: Sequence | None = None,
                  models: dict | None = None, import_graphs: dict | None = None):
@@ -52,6 +53,7 @@ class ProjectPass:
         self._overrides = _overrides(config)
         self._fresh: list[str] = []  # roots of the models built by this pass, their problems not yet told
         self._ahead = 0  # how many of by_path's files build_models has seen
+        self.reading_models: dict = {}  # root -> the Future of read_model in a worker process
 
     def look(self, findings: list[Finding]) -> None:
         """Look at the hits of `findings` from the first not yet seen, replacing gated ones in
@@ -92,33 +94,34 @@ class ProjectPass:
                     findings[index] = replaced(finding, gate=gate)
         self.looked = len(findings)
 
-    def read_ahead(self, cpp: bool) -> None:
-        """Read, before any hit has come in, what the hits of the projects of the scanned
-        folders are likely to need: each one's import graph where it builds or runs for AMD
-        (the Python hits of a project with no AMD side need none), and with `cpp` (the scan
-        has C/C++ files) its build."""
-        from rocmlint.build.project_root import folder_kind
+    def scanned_roots(self) -> list[str]:
+        """The projects the scanned folders are (or are in)."""
         from rocmlint.files.project_start import find_project_root
 
-        for folder in self.folders:
-            root = find_project_root(folder, project_ceiling(folder, self.folders))
-            if root is None:
-                continue
+        roots = (find_project_root(folder, project_ceiling(folder, self.folders)) for folder in self.folders)
+        return list(dict.fromkeys(root for root in roots if root is not None))
+
+    def read_import_graphs_ahead(self) -> None:
+        """Read, before any hit has come in, the import graph of each scanned project that builds
+        or runs for AMD: its Python hits are likely to ask it (those of a project with no AMD
+        side never do)."""
+        from rocmlint.build.project_root import folder_kind
+
+        for root in self.scanned_roots():
             if folder_kind(root) == "amd" and root not in self.import_graphs:
                 from rocmlint.project.python_imports import ImportGraph
 
                 self.import_graphs[root] = ImportGraph(root)
-            if cpp:
-                self._model(root, None)
 
     def build_models(self, known: dict | None = None) -> None:
         """Build the project models that finish will ask for the C/C++ hits seen so far (`known`:
-        the C/C++ directives the per-file pass has handed over so far)."""
+        the C/C++ directives the per-file pass has handed over so far), but those a worker
+        process is reading: finish waits for them."""
         paths = list(self.by_path)
         for path in paths[self._ahead:]:
             absolute = os.path.abspath(path)
             root = self._model_root(absolute)
-            if root is not None and _torch_cuda_header(absolute) is None:
+            if root is not None and _torch_cuda_header(absolute) is None and root not in self.reading_models:
                 self._model(root, known)
         self._ahead = len(paths)
 
@@ -129,6 +132,13 @@ class ProjectPass:
 
     def _model(self, root: str, known: dict | None):
         model = self.models.get(root)
+        if model is None and root in self.reading_models:
+            from rocmlint.files.tree import add_to_reading
+
+            model, recorded, keepable = self.reading_models.pop(root).result()
+            add_to_reading(recorded, keepable)  # what the worker read for this pass
+            self.models[root] = model
+            self._fresh.append(root)
         if model is None:
             from rocmlint.project import build_model
 
@@ -246,22 +256,29 @@ class ProjectPassAlongside:
     processes, where the main process would only wait for them: the hits of each batch are
     looked at as they come in (import graphs read, Python hits decided, the builds of projects
     with C/C++ hits read), in the order of the scan's list, so that `finish` gives what
-    apply_project_model gives for the whole list. Before the first batch is in, it reads what
-    the hits of the scanned projects are likely to need (ProjectPass.read_ahead). On a machine
-    with a core to spare, most of the project pass is done by the time the last batch is in."""
+    apply_project_model gives for the whole list. Before the first batch is in, it reads the
+    import graphs of the scanned projects, and a worker process reads their builds
+    (read_models_ahead): what their hits are likely to need. On a machine with a core to spare,
+    most of the project pass is done by the time the last batch is in."""
 
-    def __init__(self, checks: Sequence, config: Config, scanned: Sequence | None = None, cpp: bool = False):
+    def __init__(self, checks: Sequence, config: Config, scanned: Sequence | None = None):
         import queue
         import threading
 
         self._pass = ProjectPass(checks, config, scanned)
-        self._cpp = cpp
         self._findings: list[Finding] = []  # every hit given, in order, as the pass gated it
         self._known: dict = {}  # the C/C++ directives given so far
         self._given: queue.SimpleQueue = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._stopped = False
         self._thread = threading.Thread(target=self._work, name="rocmlint-project-pass", daemon=True)
+
+    def read_models_ahead(self, pool, recorded_under: str | None) -> None:
+        """Have a worker of `pool` read the build of each scanned project (read_model): given
+        before the pool's first batch, it is taken first. `recorded_under`: the cache folder,
+        where the pass is recorded (rocmlint.project.kept), else None."""
+        for root in self._pass.scanned_roots():
+            self._pass.reading_models[root] = pool.submit(read_model, root, self._pass.config, recorded_under)
 
     def start(self) -> None:
         """Start the pass, once the per-file pass's worker processes are started: a process
@@ -275,7 +292,7 @@ class ProjectPassAlongside:
 
     def _work(self) -> None:
         try:
-            self._pass.read_ahead(self._cpp)
+            self._pass.read_import_graphs_ahead()
             while (batch := self._given.get()) is not None and not self._stopped:
                 findings, directives = batch
                 self._known.update(directives)
@@ -299,6 +316,27 @@ class ProjectPassAlongside:
         """Leave the hits not yet looked at (the scan is ending without its project pass)."""
         self._stopped = True
         self._given.put(None)
+
+
+def read_model(root: str, config: Config, recorded_under: str | None) -> tuple:
+    """The model of the project at `root` (rocmlint.project.build_model), read in a worker
+    process for ProjectPassAlongside, with what it read as Reading.as_json and whether that can
+    be kept (with `recorded_under`, the cache folder: rocmlint.project.kept), else None and
+    True. Built from the files alone, as the pass after the per-file pass builds it."""
+    from rocmlint.files import tree
+    from rocmlint.files.project_start import NAMES_ASKED_ABOVE
+    from rocmlint.project import build_model
+
+    reading = None
+    if recorded_under is not None:
+        tree.forget_what_was_read_from_disk()  # so that all it depends on is read, and recorded
+        reading = tree.start_reading(NAMES_ASKED_ABOVE, recorded_under)
+    try:
+        model = build_model(root, _overrides(config), None, config.max_file_size)
+    finally:
+        if reading is not None:
+            tree.stop_reading()
+    return model, reading.as_json() if reading is not None else None, reading is None or reading.keepable
 
 
 def _torch_cuda_header(path: str) -> str | None:

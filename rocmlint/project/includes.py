@@ -98,6 +98,13 @@ class ProjectSources:
         self._tested: dict[str, frozenset[str]] = {}
         self._changed: dict[tuple[int, int], frozenset[str]] = {}
 
+    def __getstate__(self) -> dict:
+        # A model read in a worker process comes back pickled: `_changed` is keyed by the ids of
+        # MacroTables, which name other objects in another process.
+        state = dict(self.__dict__)
+        state["_changed"] = {}
+        return state
+
     # --- includes -------------------------------------------------------------------------
 
     def include_targets(self, path: str, directive: Directive, include_dirs: list[str]) -> tuple[str, ...]:
