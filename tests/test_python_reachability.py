@@ -8,6 +8,8 @@ import json
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import write_files as _project
 from rocmlint.cli import main
@@ -317,3 +319,42 @@ def test_a_chain_of_six_imports_is_followed(tmp_path):
     reported, gated = _scan(root)
     assert "pkg/deep/m1.py" not in reported
     assert gated["pkg/deep/m1.py"].startswith("imported only by code that never runs on AMD: pkg/deep/m2.py:1")
+
+
+def _standing_alone(text: str, module: str) -> set[int]:
+    """Where a plain search finds `module` in `text` standing alone: no letter, digit or `_`
+    right after it, and none of those, nor a dot or a backquote, right before it."""
+    found, hit = set(), text.find(module)
+    while hit != -1:
+        after = text[hit + len(module):hit + len(module) + 1]
+        before = text[hit - 1:hit] if hit else ""
+        if not (after.isalnum() or after == "_" or before.isalnum() or before in ("_", ".", "`")):
+            found.add(hit)
+        hit = text.find(module, hit + 1)
+    return found
+
+
+@pytest.fixture(scope="module")
+def name_graph(tmp_path_factory):
+    from rocmlint.project.python_imports import ImportGraph
+
+    root = tmp_path_factory.mktemp("names")
+    _project(root, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/m.py": "", "pkg/n.py": ""})
+    return ImportGraph(str(root))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([
+    "pkg.a", "pkg.a.b", "pkg.b", "pkg", ".", "a", "b", "_", "`", " ", "\n", "x", "é", "²", "from ", "import ", '"', ":",
+]), max_size=30), min_size=2, max_size=2))
+def test_the_index_of_dotted_names_finds_what_a_plain_search_finds(name_graph, texts):
+    # _named_in_text looks each module up in one index of the package's dotted names rather
+    # than searching every file for each module asked: it must find the same places.
+    files = sorted(p for p in name_graph.texts if p.endswith(("m.py", "n.py")))
+    name_graph.texts.update({path: "".join(parts) for path, parts in zip(files, texts)})
+    name_graph._dotted.clear()
+    name_graph._package_files.clear()
+    index = name_graph._dotted_names("pkg.")
+    for module in ("pkg.a", "pkg.a.b", "pkg.b", "pkg.a.a", "pkg.x_a"):
+        expected = {(path, at) for path in files for at in _standing_alone(name_graph.texts[path], module)}
+        assert set(index.get(module, ())) == expected, module

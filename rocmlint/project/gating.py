@@ -112,6 +112,7 @@ class ProjectPass:
                 from rocmlint.project.python_imports import ImportGraph
 
                 self.import_graphs[root] = ImportGraph(root)
+                self.import_graphs[root].search_names_ahead()
 
     def build_models(self, known: dict | None = None) -> None:
         """Build the project models that finish will ask for the C/C++ hits seen so far (`known`:

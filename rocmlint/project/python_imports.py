@@ -87,6 +87,7 @@ class ImportGraph:
         self._named: dict[tuple[str, str], bool] = {}  # _named_in_text's answers
         self._loaders: dict[str, bool] = {}  # file -> whether it loads modules by name
         self._quoted: dict[str, dict] = {}  # package -> _quoted_names
+        self._dotted: dict[str, dict] = {}  # package -> _dotted_names
         self._package_files: dict[str, list] = {}  # package -> _own_files
         self._read()
         self.nvidia_extensions = self._nvidia_only_extensions()
@@ -316,12 +317,9 @@ class ImportGraph:
     def _find_name(self, module: str, folder: str) -> bool:
         parent, _, last = module.rpartition(".")
         package = module.split(".")[0] + "."
-        for path, text in self._own_files(package):
-            hit = text.find(module)
-            while hit != -1:
-                if _stands_alone(text, hit, module) and not _on_an_import_line(text, hit):
-                    return True
-                hit = text.find(module, hit + 1)
+        for path, at in self._dotted_names(package).get(module, ()):
+            if not _on_an_import_line(self.texts[path], at):
+                return True
         package_names = (parent, parent.replace(".", "/")) if parent else ()
         for path, at, written, after in self._quoted_names(package).get(last, ()):
             text = self.texts[path]
@@ -340,6 +338,40 @@ class ImportGraph:
             if not _on_an_import_line(text, at - 1):
                 return True
         return False
+
+    def _dotted_names(self, package: str) -> dict[str, list[tuple[str, int]]]:
+        """Every dotted name of `package` written standing alone in the files of `package` and
+        setup.py (not part of a longer name, nor between backquotes: documentation, which Python
+        3 code never holds), under each name it starts with (`pkg.a.b` under `pkg.a` and
+        `pkg.a.b`: a search for `pkg.a` there finds it followed by a dot): (file, where it
+        starts). One search of the files for all the modules asked."""
+        index = self._dotted.get(package)
+        if index is None:
+            index = self._dotted[package] = {}
+            written = re.compile(re.escape(package[:-1]) + r"(?:\.\w+)+")
+            for path, text in self._own_files(package):
+                for found in written.finditer(text):
+                    at = found.start()
+                    if at and (text[at - 1].isalnum() or text[at - 1] in "_.`"):
+                        continue  # part of a longer name, or between backquotes
+                    parts = found.group().split(".")
+                    for count in range(2, len(parts) + 1):
+                        index.setdefault(".".join(parts[:count]), []).append((path, at))
+        return index
+
+    def search_names_ahead(self) -> None:
+        """Index the names written in the files of the package with the most modules, which
+        _named_in_text searches for the modules of that package asked about: done ahead while
+        a scan waits for its first hits (rocmlint.project.gating.ProjectPassAlongside)."""
+        counts: dict[str, int] = {}
+        for name in self.module_names.values():
+            if name is not None and "." in name:
+                top = name.split(".")[0] + "."
+                counts[top] = counts.get(top, 0) + 1
+        if counts:
+            package = max(sorted(counts), key=counts.__getitem__)
+            self._dotted_names(package)
+            self._quoted_names(package)
 
     def _quoted_names(self, package: str) -> dict[str, list[tuple[str, int, str, str]]]:
         """Every name within quotes in the files of `package` and setup.py, by its last part:
@@ -369,15 +401,6 @@ class ImportGraph:
         if found is None:
             found = self._loaders[path] = any(loader in text for loader in _LOADERS_BY_NAME)
         return found
-
-
-def _stands_alone(text: str, hit: int, module: str) -> bool:
-    """Is `module`, found at `hit`, written standing alone: not part of a longer name, nor
-    between backquotes (documentation, which Python 3 code never holds)?"""
-    end = hit + len(module)
-    after = text[end:end + 1]
-    before = text[hit - 1:hit] if hit > 0 else ""
-    return not (after.isalnum() or after == "_" or before.isalnum() or before in ("_", ".", "`"))
 
 
 def _on_an_import_line(text: str, at: int) -> bool:
