@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 _BINARY_PROBE = 8192
 # Below this many files a process pool costs more than it saves.
 _PARALLEL_THRESHOLD = 200
+# Files per task of a worker process. A few files cost much more than the others (CI and
+# build files, large modules: up to a quarter of a second each), and the scan ends when the
+# last task does: smaller tasks spread them better (vLLM's files timed one by one: the
+# slowest task of 64 files costs 1.5 times a 16th of the whole pass, of 32 files 0.9 times).
+_BATCH = 32
 
 
 class SelectionError(ValueError):
@@ -534,7 +539,7 @@ def scan(request: ScanRequest) -> ScanResult:
         # Imported here: a scan too small for a pool need not pay for importing one.
         from concurrent.futures import ProcessPoolExecutor
 
-        batches = [targets[i : i + 64] for i in range(0, len(targets), 64)]
+        batches = [targets[i : i + _BATCH] for i in range(0, len(targets), _BATCH)]
         jobs = min(jobs, len(batches))  # a process per batch at most: more would only wait
         ids = [c.id for c in request.checks]
         if request.use_project:
@@ -565,7 +570,7 @@ def scan(request: ScanRequest) -> ScanResult:
                     if alongside is not None:
                         alongside.give(findings, read)
                     if request.progress is not None:
-                        request.progress(min(done * 64, len(targets)))
+                        request.progress(min(done * _BATCH, len(targets)))
         except BaseException:
             if alongside is not None:
                 alongside.stop()
