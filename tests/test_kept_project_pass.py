@@ -415,3 +415,16 @@ def test_what_the_worker_reading_the_build_read_is_recorded(many, tmp_path, monk
     after = _scan(many, None, "-j", "1")
     assert ("cutlass_gemm.cu", "ROCM005", 1) not in _gates(after)
     assert _scan(many, cache, "-j", "2") == after
+
+
+def test_a_failure_while_reading_ahead_costs_nothing(many, monkeypatch, beside):
+    # What the pass reads before any hit asks for it must not fail a scan that the pass after
+    # the per-file pass would finish: a hit that needs the graph reads it again.
+    from rocmlint.project import python_imports
+
+    def fails(self):
+        raise RuntimeError("read ahead failed")
+
+    monkeypatch.setattr(python_imports.ImportGraph, "search_names_ahead", fails)
+    assert _scan(many, None, "-j", "2") == _scan(many, None, "-j", "1")
+    assert len(beside) == 1

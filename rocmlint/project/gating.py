@@ -111,8 +111,12 @@ class ProjectPass:
             if folder_kind(root) == "amd" and root not in self.import_graphs:
                 from rocmlint.project.python_imports import ImportGraph
 
-                self.import_graphs[root] = ImportGraph(root)
-                self.import_graphs[root].search_names_ahead()
+                try:
+                    graph = ImportGraph(root)
+                    graph.search_names_ahead()
+                except Exception:  # noqa: BLE001 - read ahead of need: a hit that asks reads it again, and meets the error there
+                    continue
+                self.import_graphs[root] = graph
 
     def build_models(self, known: dict | None = None) -> None:
         """Build the project models that finish will ask for the C/C++ hits seen so far (`known`:
