@@ -169,7 +169,7 @@ def test_jobs_are_capped_to_the_batches(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     checks = engine.select_checks(["ROCM001"], preview=True)
     result = engine.scan(engine.ScanRequest([Path(".")], checks, Config(root=tmp_path), jobs=1000))
-    assert result.files_scanned == 300 and workers == [5]  # 300 files: 5 batches of 64
+    assert result.files_scanned == 300 and workers == [-(-300 // engine._BATCH)]  # a process per batch
 
 
 # --- files or findings lost without a word ---------------------------------------------------
