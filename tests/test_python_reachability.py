@@ -345,7 +345,7 @@ def name_graph(tmp_path_factory):
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.sampled_from([
-    "pkg.a", "pkg.a.b", "pkg.b", "pkg", ".", "a", "b", "_", "`", " ", "\n", "x", "é", "²", "from ", "import ", '"', ":",
+    "pkg.a", "pkg.a.b", "pkg.b", "pkg.a-b", "pkg", ".", "a", "b", "_", "-", "`", " ", "\n", "x", "é", "²", "from ", "import ", '"', ":",
 ]), max_size=30), min_size=2, max_size=2))
 def test_the_index_of_dotted_names_finds_what_a_plain_search_finds(name_graph, texts):
     # _named_in_text looks each module up in one index of the package's dotted names rather
@@ -358,3 +358,10 @@ def test_the_index_of_dotted_names_finds_what_a_plain_search_finds(name_graph, t
     for module in ("pkg.a", "pkg.a.b", "pkg.b", "pkg.a.a", "pkg.x_a"):
         expected = {(path, at) for path in files for at in _standing_alone(name_graph.texts[path], module)}
         assert set(index.get(module, ())) == expected, module
+    # A module no import statement spells (a folder `a-b` reached by relative imports) is
+    # searched as written.
+    from rocmlint.project.python_imports import _on_an_import_line
+
+    texts = [name_graph.texts[path] for path in files]
+    named = any(not _on_an_import_line(text, at) for text in texts for at in _standing_alone(text, "pkg.a-b"))
+    assert name_graph._find_name("pkg.a-b", os.path.dirname(files[0])) == named

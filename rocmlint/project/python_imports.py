@@ -65,6 +65,7 @@ _BACK = "(imported back)"
 # module-level __getattr__ that imports on first use), searched as plain text.
 _LOADERS_BY_NAME = ("import_module", "__import__", "spec_from", "LazyModule", "def __getattr__")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_DOTTED_WORDS = re.compile(r"\w+(?:\.\w+)+")
 # A name, maybe dotted or relative, right after a quote and right before a quote or a colon.
 _QUOTED_NAME = re.compile(r"""["'](\.*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?=["':])""")
 
@@ -317,7 +318,11 @@ class ImportGraph:
     def _find_name(self, module: str, folder: str) -> bool:
         parent, _, last = module.rpartition(".")
         package = module.split(".")[0] + "."
-        for path, at in self._dotted_names(package).get(module, ()):
+        if _DOTTED_WORDS.fullmatch(module):
+            places = self._dotted_names(package).get(module, ())
+        else:  # a folder name no import statement spells (`my-pkg`), reached by a relative import
+            places = [(path, at) for path, text in self._own_files(package) for at in _standing_alone(text, module)]
+        for path, at in places:
             if not _on_an_import_line(self.texts[path], at):
                 return True
         package_names = (parent, parent.replace(".", "/")) if parent else ()
@@ -340,9 +345,8 @@ class ImportGraph:
         return False
 
     def _dotted_names(self, package: str) -> dict[str, list[tuple[str, int]]]:
-        """Every dotted name of `package` written standing alone in the files of `package` and
-        setup.py (not part of a longer name, nor between backquotes: documentation, which Python
-        3 code never holds), under each name it starts with (`pkg.a.b` under `pkg.a` and
+        """Every dotted name of `package` written standing alone (_standing_alone) in the files
+        of `package` and setup.py, under each name it starts with (`pkg.a.b` under `pkg.a` and
         `pkg.a.b`: a search for `pkg.a` there finds it followed by a dot): (file, where it
         starts). One search of the files for all the modules asked."""
         index = self._dotted.get(package)
@@ -401,6 +405,19 @@ class ImportGraph:
         if found is None:
             found = self._loaders[path] = any(loader in text for loader in _LOADERS_BY_NAME)
         return found
+
+
+def _standing_alone(text: str, name: str) -> list[int]:
+    """Where `name` is written in `text` standing alone: not part of a longer name, nor between
+    backquotes (documentation, which Python 3 code never holds)."""
+    found, hit = [], text.find(name)
+    while hit != -1:
+        after = text[hit + len(name):hit + len(name) + 1]
+        before = text[hit - 1:hit] if hit else ""
+        if not (after.isalnum() or after == "_" or before.isalnum() or before in ("_", ".", "`")):
+            found.append(hit)
+        hit = text.find(name, hit + 1)
+    return found
 
 
 def _on_an_import_line(text: str, at: int) -> bool:
