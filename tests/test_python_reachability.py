@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import write_files as _project
 from rocmlint.cli import main
+from rocmlint.project.python_imports import _on_an_import_line, _standing_alone
 from rocmlint.python.gates import not_on_amd, value_on_amd, value_on_nvidia
 from rocmlint.python.index import PythonIndex
 
@@ -321,19 +322,6 @@ def test_a_chain_of_six_imports_is_followed(tmp_path):
     assert gated["pkg/deep/m1.py"].startswith("imported only by code that never runs on AMD: pkg/deep/m2.py:1")
 
 
-def _standing_alone(text: str, module: str) -> set[int]:
-    """Where a plain search finds `module` in `text` standing alone: no letter, digit or `_`
-    right after it, and none of those, nor a dot or a backquote, right before it."""
-    found, hit = set(), text.find(module)
-    while hit != -1:
-        after = text[hit + len(module):hit + len(module) + 1]
-        before = text[hit - 1:hit] if hit else ""
-        if not (after.isalnum() or after == "_" or before.isalnum() or before in ("_", ".", "`")):
-            found.add(hit)
-        hit = text.find(module, hit + 1)
-    return found
-
-
 @pytest.fixture(scope="module")
 def name_graph(tmp_path_factory):
     from rocmlint.project.python_imports import ImportGraph
@@ -356,12 +344,11 @@ def test_the_index_of_dotted_names_finds_what_a_plain_search_finds(name_graph, t
     name_graph._package_files.clear()
     index = name_graph._dotted_names("pkg.")
     for module in ("pkg.a", "pkg.a.b", "pkg.b", "pkg.a.a", "pkg.x_a"):
+        # The plain search the index replaced (still used for names that are not all words).
         expected = {(path, at) for path in files for at in _standing_alone(name_graph.texts[path], module)}
         assert set(index.get(module, ())) == expected, module
     # A module no import statement spells (a folder `a-b` reached by relative imports) is
     # searched as written.
-    from rocmlint.project.python_imports import _on_an_import_line
-
     texts = [name_graph.texts[path] for path in files]
     named = any(not _on_an_import_line(text, at) for text in texts for at in _standing_alone(text, "pkg.a-b"))
     assert name_graph._find_name("pkg.a-b", os.path.dirname(files[0])) == named
