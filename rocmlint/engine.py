@@ -544,8 +544,9 @@ def scan(request: ScanRequest) -> ScanResult:
         ids = [c.id for c in request.checks]
         if request.use_project:
             # While the workers check files, the main process would only wait: it runs the
-            # project pass on the hits as they come in. Not where a kept pass may hold (a warm
-            # re-scan reads nothing the pass read before, rocmlint.project.kept).
+            # project pass on the hits as they come in, and one worker first reads the build.
+            # Not where a kept pass may hold (a warm re-scan reads nothing the pass read before,
+            # rocmlint.project.kept).
             from rocmlint.project import kept
             from rocmlint.project.gating import ProjectPassAlongside
 
