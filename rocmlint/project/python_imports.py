@@ -321,7 +321,7 @@ class ImportGraph:
         if _DOTTED_WORDS.fullmatch(module):
             places = self._dotted_names(package).get(module, ())
         else:  # a folder name no import statement spells (`my-pkg`), reached by a relative import
-            places = [(path, at) for path, text in self._own_files(package) for at in _standing_alone(text, module)]
+            places = ((path, at) for path, text in self._own_files(package) for at in _standing_alone(text, module))
         for path, at in places:
             if not _on_an_import_line(self.texts[path], at):
                 return True
