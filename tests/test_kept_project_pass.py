@@ -334,7 +334,7 @@ def beside(monkeypatch):
     reads happen while the per-file pass runs (here, a small tree would end that pass first)."""
     made = []
 
-    class Counted(gating.ProjectPassAlongside):
+    class InStep(gating.ProjectPassAlongside):
         def __init__(self, *args, **kwargs):
             made.append(self)
             super().__init__(*args, **kwargs)
@@ -353,7 +353,7 @@ def beside(monkeypatch):
             while self.done < self.given and self._thread.is_alive():
                 time.sleep(0.001)
 
-    monkeypatch.setattr(gating, "ProjectPassAlongside", Counted)
+    monkeypatch.setattr(gating, "ProjectPassAlongside", InStep)
     return made
 
 
