@@ -555,8 +555,11 @@ def scan(request: ScanRequest) -> ScanResult:
                 alongside = ProjectPassAlongside(request.checks, request.config, scanned)
         try:
             with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(ids, request.config.target, cache, request.honour_noqa)) as pool:
-                if alongside is not None and any(t.language == "cpp" for t in targets):
-                    alongside.read_models_ahead(pool, cache.directory if reading is not None else None)
+                if alongside is not None:
+                    recorded_under = cache.directory if reading is not None else None
+                    if any(t.language == "cpp" for t in targets):
+                        alongside.read_models_ahead(pool, recorded_under)
+                    alongside.read_import_graphs_in(pool, recorded_under)
                 count = len(batches)
                 checked = pool.map(_check_batch, batches, [max_size] * count, [request.use_project] * count)
                 if alongside is not None:

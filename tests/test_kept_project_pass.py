@@ -417,6 +417,43 @@ def test_what_the_worker_reading_the_build_read_is_recorded(many, tmp_path, monk
     assert _scan(many, cache, "-j", "2") == after
 
 
+def test_what_the_workers_reading_the_import_graph_read_is_recorded(many, tmp_path, monkeypatch, beside):
+    # Python checks only: no C/C++ file is scanned, so no build model is read, and the import
+    # graph, read by the workers of the per-file pass, is all that reads the importer.
+    from rocmlint.project import python_imports
+
+    graphs = []  # how each graph was read: True where the workers read its files
+    real = python_imports.ImportGraph.__init__
+
+    def counted(self, root, facts=None):
+        graphs.append(facts is not None)
+        real(self, root, facts)
+
+    monkeypatch.setattr(python_imports.ImportGraph, "__init__", counted)
+    cache = tmp_path / "cache"
+    before = _scan(many, cache, "-j", "2", "--select", "ROCM001")
+    assert graphs == [True] and len(beside) == 1
+    assert before == _scan(many, None, "-j", "1", "--select", "ROCM001")
+    assert ("cuda_ops.py", "ROCM001", 1) in _gates(before)
+    CHANGES["the importer edited"][0](many)
+    after = _scan(many, None, "-j", "1", "--select", "ROCM001")
+    assert ("cuda_ops.py", "ROCM001", 1) not in _gates(after)
+    assert _scan(many, cache, "-j", "2", "--select", "ROCM001") == after
+
+
+def test_a_worker_reading_the_graph_records_no_folder_of_the_tree_the_scan_lists(project, tmp_path):
+    # The scanning process lists the tree (a change of names anywhere in it is seen there); the
+    # worker's recording, added to it, holds the files it read and the folders above the tree.
+    result = gating.read_import_facts(str(project), [str(project / "pkg/dispatch.py")], str(tmp_path / "cache"))
+    facts, recorded, keepable = result
+    assert keepable and facts[0][2] == "pkg.dispatch" and ("torch", 2) in facts[0][3]
+    assert [entry[1] for entry in recorded["reads"]] == [str(project / "pkg/dispatch.py")]
+    folders = [folder for folder, _ in recorded["folders"]]
+    assert str(project) in folders and str(tmp_path) in folders
+    assert not any(folder.startswith(str(project) + os.sep) for folder in folders)
+    assert recorded["trees"] == [] and tree._reading is None
+
+
 def test_a_failure_while_reading_ahead_costs_nothing(many, monkeypatch, beside):
     # What the pass reads before any hit asks for it must not fail a scan that the pass after
     # the per-file pass would finish: a hit that needs the graph reads it again.

@@ -290,10 +290,12 @@ class Reading:
     where the pass asks whether a project starts, above the trees it walks). `keepable` is
     False when something read may have changed while it was read."""
 
-    def __init__(self, names_above: tuple[str, ...], unlisted: str | None = None):
+    def __init__(self, names_above: tuple[str, ...], unlisted: str | None = None, listed_elsewhere: tuple[str, ...] = ()):
         self.names_above = tuple(names_above)
         self.unlisted = os.path.abspath(unlisted) if unlisted else None
         self.trees: dict[str, list] = {}
+        # Trees the recording this one is added to (add) lists: their folders are not recorded here.
+        self._listed_elsewhere = tuple(os.path.abspath(root) for root in listed_elsewhere)
         self.reads: dict[tuple, list] = {}
         self.folders: dict[str, str] = {}
         self._inside: set[str] = set()  # folders inside a tree, not recorded
@@ -313,7 +315,7 @@ class Reading:
         for path in paths:
             folder = os.path.abspath(path)
             while folder not in self.folders and folder not in self._inside:
-                if any(is_within(folder, tree) and folder != tree for tree in self.trees):
+                if any(is_within(folder, tree) and folder != tree for tree in (*self.trees, *self._listed_elsewhere)):
                     self._inside.add(folder)  # listed with its tree
                 else:
                     self.folders[folder] = _kinds(folder, self.names_above)
@@ -376,10 +378,10 @@ def _kinds(folder: str, names: tuple[str, ...]) -> str:
     return "\0".join(_kind(os.path.join(folder, name)) for name in names)
 
 
-def start_reading(names_above: tuple[str, ...], unlisted: str | None = None) -> Reading:
+def start_reading(names_above: tuple[str, ...], unlisted: str | None = None, listed_elsewhere: tuple[str, ...] = ()) -> Reading:
     """Record what the project pass reads from now on (until stop_reading)."""
     global _reading
-    _reading = Reading(names_above, unlisted)
+    _reading = Reading(names_above, unlisted, listed_elsewhere)
     return _reading
 
 

@@ -37,8 +37,8 @@ class ProjectPass:
     pass as hits come in (ProjectPassAlongside): `look` at hits in the order of the
     scan's list (every Python hit is decided there, and the C/C++ hits are put by file), then
     `finish` the C/C++ hits once all are in. What they read is kept by project root and read
-    once; `read_import_graphs_ahead`, `build_models` and worker processes (`reading_models`)
-    read some of it before `look` or `finish` needs it."""
+    once; `read_import_graphs_ahead`, `build_models` and worker processes (`reading_models`,
+    `reading_graphs`) read some of it before `look` or `finish` needs it."""
 
     def __init__(self, checks: Sequence, config: Config, scanned: Sequence | None = None,
                  models: dict | None = None, import_graphs: dict | None = None):
@@ -54,6 +54,8 @@ class ProjectPass:
         self._fresh: list[str] = []  # roots of the models built by this pass, their problems not yet told
         self._ahead = 0  # how many of by_path's files build_models has seen
         self.reading_models: dict = {}  # root -> the Future of read_model in a worker process
+        # root -> the Futures of read_import_facts in worker processes, in the graph's file order
+        self.reading_graphs: dict[str, list] = {}
 
     def look(self, findings: list[Finding]) -> None:
         """Look at the hits of `findings` from the first not yet seen, replacing gated ones in
@@ -109,10 +111,19 @@ class ProjectPass:
 
         for root in self.scanned_roots():
             if folder_kind(root) == "amd" and root not in self.import_graphs:
+                from rocmlint.files.tree import add_to_reading
                 from rocmlint.project.python_imports import ImportGraph
 
                 try:
-                    graph = ImportGraph(root)
+                    facts = None
+                    reading = self.reading_graphs.pop(root, None)
+                    if reading is not None:
+                        facts = []
+                        for future in reading:
+                            read, recorded, keepable = future.result()
+                            add_to_reading(recorded, keepable)  # what the worker read for this pass
+                            facts.extend(read)
+                    graph = ImportGraph(root, facts)
                     graph.search_names_ahead()
                 except Exception:  # noqa: BLE001 - read ahead of need: a hit that asks reads it again, and meets the error there
                     continue
@@ -261,9 +272,10 @@ class ProjectPassAlongside:
     processes, where the main process would only wait for them: the hits of each batch are
     looked at as they come in (import graphs read, Python hits decided, the builds of projects
     with C/C++ hits read), in the order of the scan's list, so that `finish` gives what
-    apply_project_model gives for the whole list. Before the first batch is in, it reads the
-    import graphs of the scanned projects, and a worker process reads their builds
-    (read_models_ahead): what their hits are likely to need. On a machine with a core to spare,
+    apply_project_model gives for the whole list. Before the first batch is in, it puts
+    together the import graphs of the scanned projects, whose files the workers read first
+    (read_import_graphs_in), and a worker process reads their builds (read_models_ahead): what
+    their hits are likely to need. On a machine with a core to spare,
     most of the project pass is done by the time the last batch is in."""
 
     def __init__(self, checks: Sequence, config: Config, scanned: Sequence | None = None):
@@ -284,6 +296,22 @@ class ProjectPassAlongside:
         where the pass is recorded (rocmlint.project.kept), else None."""
         for root in self._pass.scanned_roots():
             self._pass.reading_models[root] = pool.submit(read_model, root, self._pass.config, recorded_under)
+
+    def read_import_graphs_in(self, pool, recorded_under: str | None) -> None:
+        """Have the workers of `pool` read the files of the import graph of each scanned project
+        that builds or runs for AMD (read_import_facts), a share each: given before the pool's
+        first batch, they are taken first, and the thread only puts the graph together
+        (read_import_graphs_ahead). `recorded_under` as for read_models_ahead."""
+        from rocmlint.build.project_root import folder_kind
+        from rocmlint.project.python_imports import python_files
+
+        for root in self._pass.scanned_roots():
+            if folder_kind(root) == "amd" and root not in self._pass.import_graphs:
+                files = python_files(root)
+                self._pass.reading_graphs[root] = [
+                    pool.submit(read_import_facts, root, files[i : i + _FACTS_TASK], recorded_under)
+                    for i in range(0, len(files), _FACTS_TASK)
+                ]
 
     def start(self) -> None:
         """Start the pass, once the per-file pass's worker processes are started: a process
@@ -342,6 +370,32 @@ def read_model(root: str, config: Config, recorded_under: str | None) -> tuple:
         if reading is not None:
             tree.stop_reading()
     return model, reading.as_json() if reading is not None else None, reading is None or reading.keepable
+
+
+# Files of an import graph read by one worker task (read_import_facts): vLLM's 5,500 Python
+# files are 22 tasks, a share for each of 16 workers and a few more for those done first.
+_FACTS_TASK = 256
+
+
+def read_import_facts(root: str, paths: list[str], recorded_under: str | None) -> tuple:
+    """What rocmlint.project.python_imports.file_facts gives for each of `paths`, files of the
+    import graph of the project at `root`, read in a worker process for ProjectPassAlongside;
+    with what it read and whether that can be kept, as read_model gives them. The tree itself is
+    listed by the process that puts the graph together."""
+    from rocmlint.files import tree
+    from rocmlint.files.project_start import NAMES_ASKED_ABOVE
+    from rocmlint.project.python_imports import file_facts
+
+    reading = None
+    if recorded_under is not None:
+        reading = tree.start_reading(NAMES_ASKED_ABOVE, recorded_under, listed_elsewhere=(root,))
+    try:
+        files = tree.ProjectFiles(root)
+        facts = [file_facts(files, path) for path in paths]
+    finally:
+        if reading is not None:
+            tree.stop_reading()
+    return facts, reading.as_json() if reading is not None else None, reading is None or reading.keepable
 
 
 def _torch_cuda_header(path: str) -> str | None:

@@ -74,9 +74,11 @@ class ImportGraph:
     """The imports between the Python modules under one folder (a project's root, or the top
     of a package with no build file), read once per scan."""
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, facts: list | None = None):
+        """`facts`: what file_facts gives for each of python_files(root), in that order, read
+        by other processes (rocmlint.project.gating.read_import_facts); by default the files
+        are read here."""
         self.root = os.path.abspath(root)
-        self.files = ProjectFiles(self.root)
         self.texts: dict[str, str] = {}
         # module name -> [(importing file, line of the import statement)]
         self.importers: dict[str, list[tuple[str, int]]] = {}
@@ -90,37 +92,23 @@ class ImportGraph:
         self._quoted: dict[str, dict] = {}  # package -> _quoted_names
         self._dotted: dict[str, dict] = {}  # package -> _dotted_names
         self._package_files: dict[str, list] = {}  # package -> _own_files
-        self._read()
+        note_tree(self.root)
+        if facts is None:
+            files = ProjectFiles(self.root)
+            facts = [file_facts(files, path) for path in python_files(self.root)]
+        for path, text, module, imports in facts:
+            if text is None:
+                continue
+            self.texts[path] = text
+            self.module_names[path] = module
+            for imported, line in imports:
+                self.importers.setdefault(imported, []).append((path, line))
         self.nvidia_extensions = self._nvidia_only_extensions()
         self._extension_import = re.compile(
             r"^(?:import|from)[ \t]+(?P<module>%s)(?![\w.])" % "|".join(map(re.escape, self.nvidia_extensions)), re.M
         ) if self.nvidia_extensions else None
 
     # --- the text pass ----------------------------------------------------------------------
-
-    def _read(self) -> None:
-        count = 0
-        note_tree(self.root)
-        for directory, folders, names in os.walk(self.root):
-            folders[:] = sorted(
-                f for f in folders
-                if f not in SKIPPED_FOLDERS and f.lower() not in VENDOR_DIRECTORIES and not f.startswith(".")
-                and not f.endswith(".egg-info") and not os.path.isfile(os.path.join(directory, f, "pyvenv.cfg"))
-            )
-            for name in sorted(names):
-                if not name.endswith(".py"):
-                    continue
-                count += 1
-                if count > _MAX_PYTHON_FILES:
-                    return
-                path = os.path.join(directory, name)
-                text = self.files.text(path)
-                if text is None:
-                    continue
-                self.texts[path] = text
-                self.module_names[path] = module_name(path)
-                for module, line in _imports_in(text, self.module_names[path], name == "__init__.py"):
-                    self.importers.setdefault(module, []).append((path, line))
 
     def _nvidia_only_extensions(self) -> dict[str, str]:
         """Extension modules that only an NVIDIA-only package of the project builds
@@ -405,6 +393,35 @@ class ImportGraph:
         if found is None:
             found = self._loaders[path] = any(loader in text for loader in _LOADERS_BY_NAME)
         return found
+
+
+def python_files(root: str) -> list[str]:
+    """The Python files of the project under `root` an ImportGraph reads, in the order it reads
+    them: folders in name order, but those no project code is in (SKIPPED_FOLDERS, vendored
+    code, hidden folders, egg-info, virtual environments); the first _MAX_PYTHON_FILES."""
+    found: list[str] = []
+    for directory, folders, names in os.walk(os.path.abspath(root)):
+        folders[:] = sorted(
+            f for f in folders
+            if f not in SKIPPED_FOLDERS and f.lower() not in VENDOR_DIRECTORIES and not f.startswith(".")
+            and not f.endswith(".egg-info") and not os.path.isfile(os.path.join(directory, f, "pyvenv.cfg"))
+        )
+        for name in sorted(names):
+            if name.endswith(".py"):
+                if len(found) == _MAX_PYTHON_FILES:
+                    return found
+                found.append(os.path.join(directory, name))
+    return found
+
+
+def file_facts(files: ProjectFiles, path: str) -> tuple[str, str | None, str | None, list[tuple[str, int]]]:
+    """What an ImportGraph takes from one file: (path, text, module name, the modules its import
+    statements may load, each with its line); the text None where the file cannot be read."""
+    text = files.text(path)
+    if text is None:
+        return path, None, None, []
+    module = module_name(path)
+    return path, text, module, list(_imports_in(text, module, os.path.basename(path) == "__init__.py"))
 
 
 def _standing_alone(text: str, name: str) -> list[int]:
