@@ -269,31 +269,44 @@ def _config_from_bytes(raw: bytes, path: Path) -> Config:
 @lru_cache(maxsize=8192)  # one entry per folder of a scan
 def find_config(start: Path) -> Config:
     """The configuration nearest to the directory `start`, or the defaults."""
-    return _config_here_or_above(start.resolve()) or Config(root=Path.cwd())
+    return _config_here_or_above(_real_folder(os.path.abspath(start))) or Config(root=Path.cwd())
 
 
 @lru_cache(maxsize=8192)
-def _config_here_or_above(directory: Path) -> Config | None:
+def _real_folder(folder: str) -> str:
+    """os.path.realpath of an absolute folder path, with the real path of each folder above it
+    worked out once for all the folders below: a folder that is not a symbolic link is its
+    parent's real path and its own name (realpath looks at every part of every path)."""
+    parent, name = os.path.split(folder)
+    if not name or os.path.islink(folder):
+        return os.path.realpath(folder)
+    return os.path.join(_real_folder(parent), name)
+
+
+@lru_cache(maxsize=8192)
+def _config_here_or_above(directory: str) -> Config | None:
     """The configuration in `directory` or the nearest folder above it, up to the top of a git
     work tree; None when there is none. Kept per folder, so that the folders of a big tree
     share the look at their common parents."""
     for name in CONFIG_FILE_NAMES:
-        config_file = directory / name
-        if not config_file.is_file():
+        config_file = os.path.join(directory, name)
+        if not os.path.isfile(config_file):
             continue
         try:
-            raw = config_file.read_bytes()
+            with open(config_file, "rb") as handle:
+                raw = handle.read()
         except OSError as exc:
             raise ConfigError(f"{config_file}: cannot read: {exc.strerror or exc}") from exc
         # Most pyproject files have no rocmlint table: parse only those that mention it.
         if name == "pyproject.toml" and b"rocmlint" not in raw:
             continue
-        config = _config_from_bytes(raw, config_file)
+        config = _config_from_bytes(raw, Path(config_file))
         if config.path is not None:
             return config
-    if (directory / ".git").exists() or directory.parent == directory:
+    parent = os.path.dirname(directory)
+    if os.path.exists(os.path.join(directory, ".git")) or parent == directory:
         return None
-    return _config_here_or_above(directory.parent)
+    return _config_here_or_above(parent)
 
 
 def config_for_file(path: str | Path) -> Config:

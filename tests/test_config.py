@@ -46,6 +46,42 @@ def test_search_stops_at_the_repository_root(tmp_path):
     assert find_config(repo).path is None
 
 
+def test_a_folder_reached_through_a_link_takes_the_configuration_above_its_real_place(tmp_path):
+    # The configuration is looked for above where a folder really is, as Path.resolve finds it.
+    real = tmp_path / "real" / "project"
+    (real / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "real" / "rocmlint.toml").write_text('ignore = ["ROCM001"]\n')
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "project").symlink_to(real)
+    (tmp_path / "links" / "up").symlink_to("..")
+    (tmp_path / "links" / "chain").symlink_to("project")
+    (tmp_path / "links" / "dangling").symlink_to("missing")
+    for folder in ("links/project/src/pkg", "links/chain/src", "links/up/real/project/src", "links/up/links/chain/src/pkg"):
+        assert find_config(tmp_path / folder).path == tmp_path / "real" / "rocmlint.toml", folder
+    assert find_config(tmp_path / "links").path is None
+    assert find_config(tmp_path / "links" / "dangling" / "sub").path is None
+
+
+def test_real_folder_is_realpath(tmp_path):
+    import os
+    import random
+
+    from rocmlint.config import _real_folder
+
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    (tmp_path / "a" / "to_b").symlink_to("b")
+    (tmp_path / "a" / "b" / "up").symlink_to("../..")
+    (tmp_path / "a" / "b" / "c" / "abs").symlink_to(tmp_path / "a")
+    (tmp_path / "a" / "loop").symlink_to("loop")
+    (tmp_path / "a" / "gone").symlink_to("nowhere")
+    names = ["a", "b", "c", "to_b", "up", "abs", "loop", "gone", "new"]
+    rng = random.Random(7)
+    for _ in range(400):
+        folder = os.path.join(str(tmp_path), *(rng.choice(names) for _ in range(rng.randint(1, 6))))
+        _real_folder.cache_clear()
+        assert _real_folder(folder) == os.path.realpath(folder), folder
+
+
 def test_unknown_key_names_file_and_key(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.rocmlint]\nselct = ["ROCM001"]\n')
     with pytest.raises(ConfigError, match=r"pyproject.toml: unknown key \[tool.rocmlint\] selct"):
