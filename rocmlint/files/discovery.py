@@ -344,12 +344,15 @@ class _Walk:
             return None
         return language
 
-    def file(self, path: str, language: str, tracked: bool = False) -> None:
-        """A file found in the directory: read it, or say why not."""
-        try:
-            is_link = os.path.islink(path)
-        except (OSError, ValueError):
-            is_link = False
+    def file(self, path: str, language: str, tracked: bool = False, mode: int | None = None) -> None:
+        """A file found in the directory: read it, or say why not. `mode`: its st_mode, not
+        following a link, where the caller knows it (the listing's file type, an lstat)."""
+        if mode is None:
+            try:
+                mode = os.lstat(path).st_mode
+            except (OSError, ValueError):
+                pass  # unreadable_reason says why
+        is_link = mode is not None and stat.S_ISLNK(mode)
         if is_link:
             real = os.path.realpath(path)
             inside = real == self.real_top or real.startswith(self.real_top.rstrip(os.sep) + os.sep)
@@ -369,7 +372,8 @@ class _Walk:
                 self.found.problems.append(Problem(_display(path), reason))
                 return
         else:
-            reason = unreadable_reason(path)
+            # Not a link: what lstat found is what stat would find.
+            reason = unreadable_reason(path) if mode is None else _kind_problem(mode)
             if reason is not None:
                 if tracked and reason.startswith("cannot read: ") and not os.path.lexists(path):
                     return  # a tracked file deleted from the work tree is simply not there
@@ -450,7 +454,12 @@ def _walk(walk: _Walk, top: str, ancestors: list[PatternList]) -> None:
                     Problem(_display(path), f"ignored by {decision.source}:{decision.pattern.line} `{decision.pattern.text}`")
                 )
                 continue
-            walk.file(path, language)
+            try:
+                # The listing's file type, where the file system gives it: no look at the file.
+                mode = stat.S_IFREG if entry.is_file(follow_symlinks=False) else None
+            except OSError:
+                mode = None
+            walk.file(path, language, mode=mode)
         # Directories that are symbolic links: listed, not followed.
         for entry in entries:
             try:
@@ -553,7 +562,13 @@ def _from_git(walk: _Walk, top: str, listed: tuple[list[str], list[str], list[st
         if not is_tracked and OWN_CACHE_DIR in relative.split("/")[:-1]:
             continue
         path = os.path.join(top, relative)
-        if relative.endswith("/") or (is_tracked and os.path.isdir(path) and not os.path.islink(path)):
+        mode = None
+        if is_tracked and not relative.endswith("/"):
+            try:
+                mode = os.lstat(path).st_mode
+            except (OSError, ValueError):
+                pass
+        if relative.endswith("/") or (mode is not None and stat.S_ISDIR(mode)):
             # A nested repository or a submodule: a work tree of its own.
             nested = path.rstrip("/")
             if folder_reason(relative.rstrip("/"), False) is None:
@@ -562,7 +577,7 @@ def _from_git(walk: _Walk, top: str, listed: tuple[list[str], list[str], list[st
         language = walk.wanted_language(os.path.basename(relative))
         if language is None or folder_reason(os.path.dirname(relative), is_tracked) is not None:
             continue
-        walk.file(path, language, tracked=is_tracked)
+        walk.file(path, language, tracked=is_tracked, mode=mode)
     for relative in ignored:
         name = relative.rstrip("/")
         if not name or name == "." or OWN_CACHE_DIR in name.split("/")[:-1] or (relative.endswith("/") and name.split("/")[-1] == OWN_CACHE_DIR):
