@@ -126,3 +126,28 @@ def test_a_named_ignored_folder_outside_git_is_scanned_and_its_own_rules_still_a
     monkeypatch.chdir(tmp_path)
     found = [t.path for t in discover([package], Excludes((), tmp_path))]
     assert found == [".venv/lib/python3.11/site-packages/pkg/__init__.py", ".venv/lib/python3.11/site-packages/pkg/generated.log.py"]
+
+
+def test_real_paths_are_realpath(tmp_path, monkeypatch):
+    # Folders resolved once each, through their parents, give what realpath gives: relative
+    # paths with `.` and `..`, links to folders (relative, absolute, upwards, in a loop, dangling).
+    import os
+    import random
+
+    from rocmlint.files.discovery import RealPaths
+
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    (tmp_path / "a" / "to_b").symlink_to("b")
+    (tmp_path / "a" / "b" / "up").symlink_to("../..")
+    (tmp_path / "a" / "b" / "c" / "abs").symlink_to(tmp_path / "a")
+    (tmp_path / "a" / "loop").symlink_to("loop")
+    (tmp_path / "a" / "gone").symlink_to("nowhere")
+    monkeypatch.chdir(tmp_path / "a" / "b")
+    names = ["a", "b", "c", "to_b", "up", "abs", "loop", "gone", "new", ".", ".."]
+    rng = random.Random(3)
+    for _ in range(500):
+        parts = [rng.choice(names) for _ in range(rng.randint(1, 6))] + ["f.py"]
+        path = os.path.join(str(tmp_path), *parts) if rng.random() < 0.5 else os.path.join(*parts)
+        real_paths = RealPaths()
+        for _ in range(2):  # asked again: from what it keeps
+            assert real_paths.of(path, os.path.islink(path)) == os.path.realpath(path), path

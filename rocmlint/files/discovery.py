@@ -290,7 +290,8 @@ def find_files(paths: list[Path], excludes: Excludes, languages: set[str] | None
 
 class RealPaths:
     """os.path.realpath of many files in few folders, resolving each folder once: a file that
-    is not a link resolves to its folder's real path joined with its name."""
+    is not a link resolves to its folder's real path joined with its name, and so does a
+    folder that is not a link, to its parent's (realpath looks at every part of the path)."""
 
     def __init__(self):
         self._folders: dict[str, str] = {}
@@ -299,10 +300,18 @@ class RealPaths:
         if is_link:
             return os.path.realpath(path)
         folder, name = os.path.split(path)
+        return os.path.join(self._folder(folder), name)
+
+    def _folder(self, folder: str) -> str:
         real = self._folders.get(folder)
         if real is None:
-            real = self._folders[folder] = os.path.realpath(folder or os.curdir)
-        return os.path.join(real, name)
+            parent, name = os.path.split(folder)
+            if name in ("", os.curdir, os.pardir) or os.path.islink(folder):
+                real = os.path.realpath(folder or os.curdir)
+            else:
+                real = os.path.join(self._folder(parent), name)
+            self._folders[folder] = real
+        return real
 
 
 class _Walk:
