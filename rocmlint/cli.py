@@ -199,6 +199,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     clean = commands.add_parser(
         "clean",
+        formatter_class=_HelpFormatter,
         allow_abbrev=False,
         help="remove the results kept for this project (or, with --all, for every project)",
         description="Remove what `rocmlint scan` keeps between scans for the project of the current folder: the folder "

@@ -79,3 +79,21 @@ def test_a_one_file_python_scan_does_not_import_dataclasses(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "False", proc.stdout
+
+
+def test_a_one_file_scan_does_not_import_shutil(tmp_path):
+    # argparse's own help formatter imports `shutil` (with bz2, lzma and more: about 3 ms) for the
+    # terminal's width, as each command's parser is built: every command is given rocmlint's.
+    # (The first start after an install keeps the parsed catalog, which imports it: a second
+    # start is the one a user waits for.)
+    one = tmp_path / "one.py"
+    one.write_text("import torch\ntorch.backends.cudnn.benchmark = True\n", encoding="utf-8")
+    code = (
+        "import sys\nfrom rocmlint.cli import main\n"
+        f"main(['scan', {str(one)!r}, '-q', '--exit-zero', '--no-cache'])\n"
+        "print('shutil' in sys.modules)\n"
+    )
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "False", proc.stdout
