@@ -454,6 +454,22 @@ def test_a_worker_reading_the_graph_records_no_folder_of_the_tree_the_scan_lists
     assert recorded["trees"] == [] and tree._reading is None
 
 
+def test_a_graph_put_together_from_the_workers_facts_is_the_graph_read_here(project):
+    from rocmlint.project import python_imports
+
+    write_files(project, {"pkg/registry.py": 'BACKENDS = {"cuda": "pkg.cuda_ops", "rocm": \'.rocm_ops\', "x": "pkg.rocm_ops:main"}\n'})
+    root = str(project)
+    files = tree.ProjectFiles(root)
+    facts = [python_imports.file_facts(files, path, quoted=True) for path in python_imports.python_files(root)]
+    assert any(quoted for *_, quoted in facts)
+    here, put_together = python_imports.ImportGraph(root), python_imports.ImportGraph(root, facts)
+    assert put_together.texts == here.texts and put_together.importers == here.importers
+    assert put_together._quoted_names("pkg.") == here._quoted_names("pkg.") != {}
+    for module in ("cuda_ops", "rocm_ops"):
+        path = str(project / "pkg" / f"{module}.py")
+        assert put_together.gate(path) == here.gate(path)
+
+
 def test_a_failure_while_reading_ahead_costs_nothing(many, monkeypatch, beside):
     # What the pass reads before any hit asks for it must not fail a scan that the pass after
     # the per-file pass would finish: a hit that needs the graph reads it again.

@@ -391,7 +391,7 @@ def read_import_facts(root: str, paths: list[str], recorded_under: str | None) -
         reading = tree.start_reading(NAMES_ASKED_ABOVE, recorded_under, listed_elsewhere=(root,))
     try:
         files = tree.ProjectFiles(root)
-        facts = [file_facts(files, path) for path in paths]
+        facts = [file_facts(files, path, quoted=True) for path in paths]
     finally:
         if reading is not None:
             tree.stop_reading()

@@ -96,11 +96,14 @@ class ImportGraph:
         if facts is None:
             files = ProjectFiles(self.root)
             facts = [file_facts(files, path) for path in python_files(self.root)]
-        for path, text, module, imports in facts:
+        self._quoted_by_file: dict[str, list] = {}  # file -> _quoted_in, where the reader found them
+        for path, text, module, imports, quoted in facts:
             if text is None:
                 continue
             self.texts[path] = text
             self.module_names[path] = module
+            if quoted is not None:
+                self._quoted_by_file[path] = quoted
             for imported, line in imports:
                 self.importers.setdefault(imported, []).append((path, line))
         self.nvidia_extensions = self._nvidia_only_extensions()
@@ -372,10 +375,9 @@ class ImportGraph:
         if index is None:
             index = self._quoted[package] = {}
             for path, text in self._own_files(package):
-                for found in _QUOTED_NAME.finditer(text):
-                    written = found.group(1)
-                    end = found.end(1)
-                    index.setdefault(written.rsplit(".", 1)[-1], []).append((path, found.start(1), written, text[end:end + 1]))
+                quoted = self._quoted_by_file.get(path)
+                for start, written, after in _quoted_in(text) if quoted is None else quoted:
+                    index.setdefault(written.rsplit(".", 1)[-1], []).append((path, start, written, after))
         return index
 
     def _own_files(self, package: str) -> list[tuple[str, str]]:
@@ -414,14 +416,22 @@ def python_files(root: str) -> list[str]:
     return found
 
 
-def file_facts(files: ProjectFiles, path: str) -> tuple[str, str | None, str | None, list[tuple[str, int]]]:
+def file_facts(files: ProjectFiles, path: str, quoted: bool = False) -> tuple:
     """What an ImportGraph takes from one file: (path, text, module name, the modules its import
-    statements may load, each with its line); the text None where the file cannot be read."""
+    statements may load, each with its line, and with `quoted` the names within quotes in it as
+    _quoted_in gives them, else None); the text None where the file cannot be read."""
     text = files.text(path)
     if text is None:
-        return path, None, None, []
+        return path, None, None, [], None
     module = module_name(path)
-    return path, text, module, list(_imports_in(text, module, os.path.basename(path) == "__init__.py"))
+    imports = list(_imports_in(text, module, os.path.basename(path) == "__init__.py"))
+    return path, text, module, imports, _quoted_in(text) if quoted else None
+
+
+def _quoted_in(text: str) -> list[tuple[int, str, str]]:
+    """Every name within quotes in `text`: (where it starts, the name as written, the character
+    after it)."""
+    return [(found.start(1), found.group(1), text[found.end(1):found.end(1) + 1]) for found in _QUOTED_NAME.finditer(text)]
 
 
 def _standing_alone(text: str, name: str) -> list[int]:
