@@ -14,6 +14,7 @@ import time
 import pytest
 
 from conftest import write_files
+from rocmlint import engine
 from rocmlint.cli import main
 from rocmlint.files import result_cache, tree
 from rocmlint.project import gating
@@ -430,6 +431,7 @@ def test_what_the_workers_reading_the_import_graph_read_is_recorded(many, tmp_pa
         real(self, root, facts)
 
     monkeypatch.setattr(python_imports.ImportGraph, "__init__", counted)
+    monkeypatch.setattr(engine, "_GRAPH_IN_WORKERS", 2)  # as many workers as the scan has
     cache = tmp_path / "cache"
     before = _scan(many, cache, "-j", "2", "--select", "ROCM001")
     assert graphs == [True] and len(beside) == 1
@@ -439,6 +441,16 @@ def test_what_the_workers_reading_the_import_graph_read_is_recorded(many, tmp_pa
     after = _scan(many, None, "-j", "1", "--select", "ROCM001")
     assert ("cuda_ops.py", "ROCM001", 1) not in _gates(after)
     assert _scan(many, cache, "-j", "2", "--select", "ROCM001") == after
+
+
+def test_with_few_workers_the_thread_reads_the_import_graph(many, monkeypatch, beside):
+    from rocmlint.project import python_imports
+
+    graphs = []
+    real = python_imports.ImportGraph.__init__
+    monkeypatch.setattr(python_imports.ImportGraph, "__init__", lambda self, root, facts=None: graphs.append(facts) or real(self, root, facts))
+    assert _scan(many, None, "-j", "2") == _scan(many, None, "-j", "1")
+    assert len(beside) == 1 and graphs[0] is None  # read in the thread beside, not by the two workers
 
 
 def test_a_worker_reading_the_graph_records_no_folder_of_the_tree_the_scan_lists(project, tmp_path):
