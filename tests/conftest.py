@@ -63,6 +63,18 @@ def write_files(root, files: dict[str, str]) -> str:
     return str(root)
 
 
+def link_maze(root) -> list[str]:
+    """Folders under `root` reached through symbolic links of every kind (relative, absolute,
+    upwards, a loop, dangling); the names to build paths from, `new` naming nothing."""
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    (root / "a" / "to_b").symlink_to("b")
+    (root / "a" / "b" / "up").symlink_to("../..")
+    (root / "a" / "b" / "c" / "abs").symlink_to(root / "a")
+    (root / "a" / "loop").symlink_to("loop")
+    (root / "a" / "gone").symlink_to("nowhere")
+    return ["a", "b", "c", "to_b", "up", "abs", "loop", "gone", "new"]
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return REPO

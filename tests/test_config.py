@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import link_maze, run_cli
 from rocmlint.config import ConfigError, find_config, load_config_file
 
 PITFALLS = 'import pynvml\nimport torch\nm = torch.compile(m, mode="reduce-overhead")\n'
@@ -68,13 +68,7 @@ def test_real_folder_is_realpath(tmp_path):
 
     from rocmlint.config import _real_folder
 
-    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
-    (tmp_path / "a" / "to_b").symlink_to("b")
-    (tmp_path / "a" / "b" / "up").symlink_to("../..")
-    (tmp_path / "a" / "b" / "c" / "abs").symlink_to(tmp_path / "a")
-    (tmp_path / "a" / "loop").symlink_to("loop")
-    (tmp_path / "a" / "gone").symlink_to("nowhere")
-    names = ["a", "b", "c", "to_b", "up", "abs", "loop", "gone", "new"]
+    names = link_maze(tmp_path)
     rng = random.Random(7)
     for _ in range(400):
         folder = os.path.join(str(tmp_path), *(rng.choice(names) for _ in range(rng.randint(1, 6))))

@@ -134,16 +134,11 @@ def test_real_paths_are_realpath(tmp_path, monkeypatch):
     import os
     import random
 
+    from conftest import link_maze
     from rocmlint.files.discovery import RealPaths
 
-    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
-    (tmp_path / "a" / "to_b").symlink_to("b")
-    (tmp_path / "a" / "b" / "up").symlink_to("../..")
-    (tmp_path / "a" / "b" / "c" / "abs").symlink_to(tmp_path / "a")
-    (tmp_path / "a" / "loop").symlink_to("loop")
-    (tmp_path / "a" / "gone").symlink_to("nowhere")
+    names = link_maze(tmp_path) + [".", ".."]
     monkeypatch.chdir(tmp_path / "a" / "b")
-    names = ["a", "b", "c", "to_b", "up", "abs", "loop", "gone", "new", ".", ".."]
     rng = random.Random(3)
     for _ in range(500):
         parts = [rng.choice(names) for _ in range(rng.randint(1, 6))] + ["f.py"]

@@ -65,35 +65,31 @@ def test_license_file_matches_pyproject():
     assert "END OF TERMS AND CONDITIONS" in text
 
 
-def test_a_one_file_python_scan_does_not_import_dataclasses(tmp_path):
-    # Importing `dataclasses` (it imports `inspect`) costs about 8 ms on Python 3.11, a tenth of a
-    # one-file scan: the engine's classes are records (rocmlint.records) for that reason, and a
-    # module a one-file scan imports that makes its classes with @dataclass brings the cost back.
+def _imported_by_a_one_file_scan(tmp_path, module: str) -> bool:
+    """Whether a one-file scan imports `module`, in the second process to start: the first start
+    after an install keeps the parsed catalog (which imports more); the second is the one a
+    user waits for."""
     one = tmp_path / "one.py"
     one.write_text("import torch\ntorch.backends.cudnn.benchmark = True\n", encoding="utf-8")
     code = (
         "import sys\nfrom rocmlint.cli import main\n"
         f"main(['scan', {str(one)!r}, '-q', '--exit-zero', '--no-cache'])\n"
-        "print('dataclasses' in sys.modules)\n"
+        f"print({module!r} in sys.modules)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "False", proc.stdout
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_a_one_file_python_scan_does_not_import_dataclasses(tmp_path):
+    # Importing `dataclasses` (it imports `inspect`) costs about 8 ms on Python 3.11, a tenth of a
+    # one-file scan: the engine's classes are records (rocmlint.records) for that reason, and a
+    # module a one-file scan imports that makes its classes with @dataclass brings the cost back.
+    assert not _imported_by_a_one_file_scan(tmp_path, "dataclasses")
 
 
 def test_a_one_file_scan_does_not_import_shutil(tmp_path):
     # argparse's own help formatter imports `shutil` (with bz2, lzma and more: about 3 ms) for the
     # terminal's width, as each command's parser is built: every command is given rocmlint's.
-    # (The first start after an install keeps the parsed catalog, which imports it: a second
-    # start is the one a user waits for.)
-    one = tmp_path / "one.py"
-    one.write_text("import torch\ntorch.backends.cudnn.benchmark = True\n", encoding="utf-8")
-    code = (
-        "import sys\nfrom rocmlint.cli import main\n"
-        f"main(['scan', {str(one)!r}, '-q', '--exit-zero', '--no-cache'])\n"
-        "print('shutil' in sys.modules)\n"
-    )
-    for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "False", proc.stdout
+    assert not _imported_by_a_one_file_scan(tmp_path, "shutil")

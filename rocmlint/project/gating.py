@@ -116,10 +116,10 @@ class ProjectPass:
 
                 try:
                     facts = None
-                    reading = self.reading_graphs.pop(root, None)
-                    if reading is not None:
+                    futures = self.reading_graphs.pop(root, None)
+                    if futures is not None:
                         facts = []
-                        for future in reading:
+                        for future in futures:
                             read, recorded, keepable = future.result()
                             add_to_reading(recorded, keepable)  # what the worker read for this pass
                             facts.extend(read)
@@ -272,11 +272,11 @@ class ProjectPassAlongside:
     processes, where the main process would only wait for them: the hits of each batch are
     looked at as they come in (import graphs read, Python hits decided, the builds of projects
     with C/C++ hits read), in the order of the scan's list, so that `finish` gives what
-    apply_project_model gives for the whole list. Before the first batch is in, it puts
-    together the import graphs of the scanned projects, whose files the workers read first
-    (read_import_graphs_in), and a worker process reads their builds (read_models_ahead): what
-    their hits are likely to need. On a machine with a core to spare,
-    most of the project pass is done by the time the last batch is in."""
+    apply_project_model gives for the whole list. Before the first batch is in, it reads the
+    import graphs of the scanned projects (or puts them together from what the workers read
+    first, read_import_graphs_in, where there are many workers), and a worker process reads
+    their builds (read_models_ahead): what their hits are likely to need. On a machine with a
+    core to spare, most of the project pass is done by the time the last batch is in."""
 
     def __init__(self, checks: Sequence, config: Config, scanned: Sequence | None = None):
         import queue

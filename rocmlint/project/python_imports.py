@@ -92,11 +92,11 @@ class ImportGraph:
         self._quoted: dict[str, dict] = {}  # package -> _quoted_names
         self._dotted: dict[str, dict] = {}  # package -> _dotted_names
         self._package_files: dict[str, list] = {}  # package -> _own_files
+        self._quoted_by_file: dict[str, list] = {}  # file -> _quoted_in, where the facts hold them
         note_tree(self.root)
         if facts is None:
             files = ProjectFiles(self.root)
             facts = [file_facts(files, path) for path in python_files(self.root)]
-        self._quoted_by_file: dict[str, list] = {}  # file -> _quoted_in, where the reader found them
         for path, text, module, imports, quoted in facts:
             if text is None:
                 continue
