@@ -274,13 +274,11 @@ def find_config(start: Path) -> Config:
 
 @lru_cache(maxsize=8192)
 def _real_folder(folder: str) -> str:
-    """os.path.realpath of an absolute folder path, with the real path of each folder above it
-    worked out once for all the folders below: a folder that is not a symbolic link is its
-    parent's real path and its own name (realpath looks at every part of every path)."""
-    parent, name = os.path.split(folder)
-    if not name or os.path.islink(folder):
-        return os.path.realpath(folder)
-    return os.path.join(_real_folder(parent), name)
+    """os.path.realpath of a folder, each folder above it resolved once for all the folders
+    below (rocmlint.files.discovery.real_folder)."""
+    from rocmlint.files.discovery import real_folder
+
+    return real_folder(folder, _real_folder)
 
 
 @lru_cache(maxsize=8192)

@@ -305,13 +305,19 @@ class RealPaths:
     def _folder(self, folder: str) -> str:
         real = self._folders.get(folder)
         if real is None:
-            parent, name = os.path.split(folder)
-            if name in ("", os.curdir, os.pardir) or os.path.islink(folder):
-                real = os.path.realpath(folder or os.curdir)
-            else:
-                real = os.path.join(self._folder(parent), name)
-            self._folders[folder] = real
+            real = self._folders[folder] = real_folder(folder, self._folder)
         return real
+
+
+def real_folder(folder: str, real_parent) -> str:
+    """os.path.realpath(folder), given `real_parent` (the same question asked of the parent
+    folder, answered from a cache kept by the caller): a folder that is not a symbolic link is
+    its parent's real path and its own name, so each folder above many is resolved once
+    (realpath looks at every part of every path)."""
+    parent, name = os.path.split(folder)
+    if name in ("", os.curdir, os.pardir) or os.path.islink(folder):
+        return os.path.realpath(folder or os.curdir)
+    return os.path.join(real_parent(parent), name)
 
 
 class _Walk:
