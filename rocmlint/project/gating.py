@@ -356,20 +356,11 @@ def read_model(root: str, config: Config, recorded_under: str | None) -> tuple:
     process for ProjectPassAlongside, with what it read as Reading.as_json and whether that can
     be kept (with `recorded_under`, the cache folder: rocmlint.project.kept), else None and
     True. Built from the files alone, as the pass after the per-file pass builds it."""
-    from rocmlint.files import tree
-    from rocmlint.files.project_start import NAMES_ASKED_ABOVE
     from rocmlint.project import build_model
 
-    reading = None
-    if recorded_under is not None:
-        tree.forget_what_was_read_from_disk()  # so that all it depends on is read, and recorded
-        reading = tree.start_reading(NAMES_ASKED_ABOVE, recorded_under)
-    try:
-        model = build_model(root, _overrides(config), None, config.max_file_size)
-    finally:
-        if reading is not None:
-            tree.stop_reading()
-    return model, reading.as_json() if reading is not None else None, reading is None or reading.keepable
+    # What is kept in memory is forgotten first, so that all the model depends on is read, and
+    # recorded (the build readers keep what they read with functools.lru_cache).
+    return _recorded(lambda: build_model(root, _overrides(config), None, config.max_file_size), recorded_under, forget=True)
 
 
 # Files of an import graph read by one worker task (read_import_facts): vLLM's 5,500 Python
@@ -382,20 +373,35 @@ def read_import_facts(root: str, paths: list[str], recorded_under: str | None) -
     import graph of the project at `root`, read in a worker process for ProjectPassAlongside;
     with what it read and whether that can be kept, as read_model gives them. The tree itself is
     listed by the process that puts the graph together."""
+    from rocmlint.files.tree import ProjectFiles
+    from rocmlint.project.python_imports import file_facts
+
+    def read() -> list:
+        files = ProjectFiles(root)
+        return [file_facts(files, path, quoted=True) for path in paths]
+
+    return _recorded(read, recorded_under, listed_elsewhere=(root,))
+
+
+def _recorded(read, recorded_under: str | None, forget: bool = False, listed_elsewhere: tuple[str, ...] = ()) -> tuple:
+    """(`read()`, what it read as Reading.as_json, whether that can be kept) in a worker process
+    that reads for the project pass; with `recorded_under` None (no cache), (`read()`, None,
+    True). `forget`: empty rocmlint's caches of the tree first (forget_what_was_read_from_disk).
+    `listed_elsewhere`: trees the scanning process lists itself (Reading)."""
     from rocmlint.files import tree
     from rocmlint.files.project_start import NAMES_ASKED_ABOVE
-    from rocmlint.project.python_imports import file_facts
 
     reading = None
     if recorded_under is not None:
-        reading = tree.start_reading(NAMES_ASKED_ABOVE, recorded_under, listed_elsewhere=(root,))
+        if forget:
+            tree.forget_what_was_read_from_disk()
+        reading = tree.start_reading(NAMES_ASKED_ABOVE, recorded_under, listed_elsewhere)
     try:
-        files = tree.ProjectFiles(root)
-        facts = [file_facts(files, path, quoted=True) for path in paths]
+        result = read()
     finally:
         if reading is not None:
             tree.stop_reading()
-    return facts, reading.as_json() if reading is not None else None, reading is None or reading.keepable
+    return result, reading.as_json() if reading is not None else None, reading is None or reading.keepable
 
 
 def _torch_cuda_header(path: str) -> str | None:
