@@ -370,7 +370,7 @@ def check_source_kept(source: SourceFile, data: bytes, checks: Sequence[Check], 
     return _checked_and_kept(source, checks, cache, key, None)
 
 
-def _checked_and_kept(source: SourceFile, checks, cache, key: str, relevant) -> tuple[list[Finding], list[Problem]]:
+def _checked_and_kept(source: SourceFile, checks, cache, key: str, relevant, signature_key: str | None = None) -> tuple[list[Finding], list[Problem]]:
     from rocmlint.files.result_cache import record_questions, stop_recording
 
     questions = record_questions()
@@ -378,9 +378,44 @@ def _checked_and_kept(source: SourceFile, checks, cache, key: str, relevant) -> 
         findings, problems = check_source(source, checks, keep_gated=True, relevant=relevant)
     finally:
         stop_recording()
-    if not any(p.internal for p in problems):
-        cache.put(key, source.path, questions, findings, problems)
+    if not any(p.internal for p in problems) and cache.put(key, source.path, questions, findings, problems):
+        cache.note_signature(signature_key, source.path, key)
     return findings, problems
+
+
+def _collects_directives(target: Target, absolute: str, directives: dict | None) -> bool:
+    """Whether check_file leaves this file's C/C++ directives for the project pass: a C/C++
+    file of a project, in a scan that runs the pass."""
+    if directives is None or target.language != "cpp":
+        return False
+    from rocmlint.files.project_start import find_project_root
+
+    return find_project_root(os.path.dirname(absolute)) is not None
+
+
+def _kept_for_signature(target: Target, collect: bool, cache) -> tuple[tuple[list[Finding], list[Problem]] | None, str | None]:
+    """(The result kept for the file as its signature is now, or None; the signature's key to
+    keep with its result, or None where the file had changed within RACY_NANOSECONDS of now:
+    it could change again within the same tick of its file system's clock and keep that
+    signature with other bytes.) The signature is taken before the file is read: a change
+    during or after the read gives it another."""
+    import time
+
+    from rocmlint.files.tree import RACY_NANOSECONDS, file_signature
+
+    now = time.time_ns()
+    signature = file_signature(target.path)
+    if signature is None:
+        return None, None
+    signature_key = cache.signature_key(target.path, target.language, collect, signature)
+    key = cache.by_signature(signature_key)
+    if key is not None:
+        if cache.unmarked(key):
+            return ([], []), signature_key
+        kept = cache.get(key)
+        if kept is not None:
+            return kept, signature_key
+    return None, (signature_key if max(signature[1], signature[2]) < now - RACY_NANOSECONDS else None)
 
 
 def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Check], target=None) -> list[Finding]:
@@ -402,30 +437,34 @@ def check_file(
     """All hits of one file, gated ones included (see check_source). When `directives` is a
     dict, a C/C++ file that belongs to a project also leaves its directives there, so that a
     project pass need not read the file again. With a `cache` (rocmlint.files.result_cache), a
-    result kept for the same bytes and inputs is used instead of checking again; its
-    directives are then not left (the project pass reads the file itself)."""
+    result kept for the same bytes and inputs is used instead of checking again, found by the
+    file's signature without reading it where it can be; its directives are then not left
+    (the project pass reads the file itself)."""
     # Imported here, as in scan: the flake8 face checks trees it is given and never needs the
     # file walk (nor its gitignore machinery).
     from rocmlint.files.discovery import ReadError, read_regular_file
 
     try:
-        data = read_regular_file(target.path, max_file_size)
-    except ReadError as exc:
-        return [], [Problem(target.path, str(exc))]
-    try:
         absolute = os.path.abspath(target.path)
-        collect = False
-        if directives is not None and target.language == "cpp":
-            from rocmlint.files.project_start import find_project_root
-
-            collect = find_project_root(os.path.dirname(absolute)) is not None
+        collect = _collects_directives(target, absolute, directives)
+        signature_key = None  # where the file had settled before it was read (result_cache: signatures)
+        if cache is not None:
+            kept, signature_key = _kept_for_signature(target, collect, cache)
+            if kept is not None:
+                return kept
+        try:
+            data = read_regular_file(target.path, max_file_size)
+        except ReadError as exc:
+            return [], [Problem(target.path, str(exc))]
         key = None
         if cache is not None:
             key = cache.key(target.path, target.language, data, collect)
             if cache.unmarked(key):
+                cache.note_signature(signature_key, target.path, key)
                 return [], []
             kept = cache.get(key)
             if kept is not None:
+                cache.note_signature(signature_key, target.path, key)
                 return kept
         source, problem = source_of(target.path, data, target.language, gpu_target)
         if problem is not None:
@@ -438,10 +477,11 @@ def check_file(
         if not relevant:
             if key is not None:
                 cache.note_unmarked(key, target.path)
+                cache.note_signature(signature_key, target.path, key)
             return [], []
         if key is None:
             return check_source(source, checks, keep_gated=True, relevant=relevant, honour_noqa=honour_noqa)
-        return _checked_and_kept(source, checks, cache, key, relevant)
+        return _checked_and_kept(source, checks, cache, key, relevant, signature_key)
     except BaseException as exc:  # noqa: B036 - ast-grep panics are BaseExceptions
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise

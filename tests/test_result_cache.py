@@ -274,6 +274,95 @@ def test_files_without_markers_are_listed_and_not_read_as_text_again(tmp_path, m
     assert scan() == [("gpu.py", "ROCM001"), ("plain.py", "ROCM001")] and decoded == ["plain.py"]
 
 
+# --- results found by the files' signatures ----------------------------------------------------
+
+
+def _signature_lines(cache: Path) -> dict[str, str]:
+    """The kept signatures: the path of each, and the key of the result it stands for."""
+    found = {}
+    for line in _lines(cache):
+        fields = line.split(b"\t", 5)
+        if fields[0] == b"S":
+            found[json.loads(fields[4])] = fields[5].decode()
+    return found
+
+
+def _in_process_scan(tree: Path, cache: Path) -> list[tuple[str, str, int]]:
+    import rocmlint.engine as engine
+    from rocmlint.config import Config
+
+    request = engine.ScanRequest([tree], engine.select_checks(preview=True), Config(root=tree), jobs=1, cache_dir=str(cache))
+    return [(Path(f.path).name, f.check_id, f.line) for f in engine.scan(request).findings]
+
+
+def test_a_warm_scan_of_settled_files_finds_their_results_without_reading_them(tmp_path):
+    """Files unchanged for two seconds before a scan read them get their signature kept, and
+    the next scan finds every result by it (the real clock, nothing patched)."""
+    import time
+
+    tree = tmp_path / "app"
+    shutil.copytree(SAMPLE, tree)
+    time.sleep(2.2)  # the copies' change times settle (tree.RACY_NANOSECONDS)
+    cache = tmp_path / "cache"
+    cold = _scan(tree, cache=cache)
+    kept = {json.loads(line.split(b"\t", 5)[4]): line.split(b"\t", 2)[1].decode() for line in _lines(cache) if line.startswith(b"F")}
+    assert kept and _signature_lines(cache) == kept  # one signature per file, naming its result
+    assert _scan(tree, cache=cache) == cold == _scan(tree)
+
+
+def test_a_file_found_by_its_signature_is_not_read(tmp_path, monkeypatch):
+    import rocmlint.files.result_cache as result_cache
+    import rocmlint.files.tree as tree_module
+
+    monkeypatch.setattr(tree_module, "RACY_NANOSECONDS", 0)  # every file has settled
+    (tmp_path / "gpu.py").write_text("import pynvml\n")
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    cache = tmp_path / "cache"
+    assert _in_process_scan(tmp_path, cache) == [("gpu.py", "ROCM001", 1)]
+    assert sorted(Path(p).name for p in _signature_lines(cache)) == ["gpu.py", "plain.py"]
+    hashed: list[str] = []
+    real_key = result_cache.ResultCache.key
+
+    def recording_key(self, path, *args):
+        hashed.append(Path(path).name)  # the key of a file's bytes: the file was read
+        return real_key(self, path, *args)
+
+    monkeypatch.setattr(result_cache.ResultCache, "key", recording_key)
+    pack_before = _pack(cache).read_bytes(), _pack(cache).stat().st_mtime_ns
+    assert _in_process_scan(tmp_path, cache) == [("gpu.py", "ROCM001", 1)] and hashed == []
+    assert (_pack(cache).read_bytes(), _pack(cache).stat().st_mtime_ns) == pack_before  # nothing new to write
+
+
+def test_a_file_rewritten_with_its_size_and_modification_time_is_read_again(tmp_path, monkeypatch):
+    """Its change time moved, which no program can set back: its signature is another."""
+    import time
+
+    import rocmlint.files.tree as tree_module
+
+    monkeypatch.setattr(tree_module, "RACY_NANOSECONDS", 0)
+    module = tmp_path / "gpu.py"
+    module.write_text("import pynvml\nx = 1\n")
+    cache = tmp_path / "cache"
+    assert _in_process_scan(tmp_path, cache) == [("gpu.py", "ROCM001", 1)]
+    before = module.stat()
+    time.sleep(0.05)  # past the tick of the file system's clock the first write was in
+    module.write_text("x = 1\nimport pynvml\n")  # the same size
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert module.stat().st_size == before.st_size and module.stat().st_mtime_ns == before.st_mtime_ns
+    assert _in_process_scan(tmp_path, cache) == [("gpu.py", "ROCM001", 2)]
+    assert list(_signature_lines(cache)) == [str(module)]  # the old signature is gone
+
+
+def test_a_file_changed_just_before_it_was_read_keeps_no_signature(tmp_path):
+    """Changed within two seconds of the read, it could change again within the same tick and
+    keep its signature with other bytes: its result is kept by its bytes only."""
+    (tmp_path / "gpu.py").write_text("import pynvml\n")
+    cache = tmp_path / "cache"
+    assert _in_process_scan(tmp_path, cache) == [("gpu.py", "ROCM001", 1)]
+    assert _signature_lines(cache) == {} and _entries(cache)
+    assert _in_process_scan(tmp_path, cache) == [("gpu.py", "ROCM001", 1)]
+
+
 # --- a cache the scanned tree cannot write ------------------------------------------------------
 
 GIT = ["git", "-c", "user.name=rocmlint tests", "-c", "user.email=tests@localhost", "-c", "commit.gpgsign=false"]

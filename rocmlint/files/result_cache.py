@@ -16,6 +16,14 @@ A per-file result is found by a key made of everything the per-file pass reads:
 - rocmlint itself: its version, the size and modification time of each of its modules
   (a changed rocmlint never reads old results), the Python version (`ast` differs between
   versions) and the ast-grep version (the C/C++ parser).
+A file whose result is kept is also found without being read: the pack maps its signature
+(size, modification and change times, inode: rocmlint.files.tree.file_signature), with its
+paths, language and the scan's salt, to its key, so that a warm re-scan looks at each file
+with one `stat` and reads only those whose signature changed (signature_key, by_signature).
+A signature is kept only when the file had not changed for two seconds before it was read
+(tree.RACY_NANOSECONDS): a file changed again within the same tick of its file system's clock
+could keep its signature with other bytes, and those files are read and hashed until they
+settle, as git does. Any write changes the change time, which no program can set back.
 The per-file pass of a Python file also asks questions about other files: whether a module
 sits in a package named for one GPU stack, whether an import names a module of the same
 source tree, whether a name it imports from there is a platform predicate. Those answers are
@@ -26,16 +34,18 @@ kept by hand.
 
 The pack. Kept results are read in one go, one file a scan, rather than one file per source
 file: `results.pack`, a header line and then one line per entry, `KIND TAB KEY TAB USED TAB
-SALT TAB PATH TAB VALUE`, the value JSON (never pickle: a cache someone else can write to must
-not be able to run code). Lines are split when the pack is read and a value is decoded only
-when its entry is asked for. Files whose per-file pass had nothing to do (no check's marker in
-them) have an entry with no value (`-`), so that a re-scan neither decodes nor searches them
-again. A scan writes the pack once, at its end, and only when it made an entry: into a
+SALT TAB PATH TAB VALUE` (kinds: F a file's result, S a file's signature, whose value is the
+key of the file's result, P a project pass), the value JSON (never pickle: a cache someone
+else can write to must not be able to run code). Lines are split when the pack is read and a
+value is decoded only when its entry is asked for. Files whose per-file pass had nothing to do
+(no check's marker in them) have an entry with no value (`-`), so that a re-scan neither
+decodes nor searches them again. A scan writes the pack once, at its end, and only when it made an entry: into a
 temporary file renamed over the pack, so a reader sees a whole pack or the one before. What is
 written is pruned: an entry of a file that is gone, an older entry of a file this scan checked
-with the same checks (its bytes changed), and an entry another rocmlint made (never read
-again: the key covers rocmlint) are left out; past _PACK_TARGET bytes the entries used longest
-ago go first; of the project passes, the last _PROJECT_RECORDS are kept.
+with the same checks (its bytes changed), an entry another rocmlint made (never read again:
+the key covers rocmlint) and a signature whose result is not kept are left out; past
+_PACK_TARGET bytes the entries used longest ago go first; of the project passes, the last
+_PROJECT_RECORDS are kept.
 `rocmlint clean` removes the folder's files.
 
 Why a pack and not SQLite (the standard library has both): the user's cache folder is often on
@@ -299,6 +309,7 @@ class _Pack:
         self.generation = generation
         self.signature = signature  # of the file it was read from (_signature); None: no file
         self.entries: dict[str, bytes] = {}
+        self.signatures: dict[str, bytes] = {}
         self.projects: dict[str, bytes] = {}
 
 
@@ -324,6 +335,8 @@ def _parse_pack(data: bytes | None, signature: tuple | None) -> _Pack:
         key = rest.partition(b"\t")[0]
         if kind == b"F" and len(key) == 40:
             pack.entries[key.decode("latin-1")] = line
+        elif kind == b"S" and len(key) == 40:
+            pack.signatures[key.decode("latin-1")] = line
         elif kind == b"P" and len(key) == 32:
             pack.projects[key.decode("latin-1")] = line
     return pack
@@ -341,7 +354,7 @@ def _line_fields(line: bytes) -> tuple[str, int, bytes, bytes, bytes] | None:
     _, key, used, salt, path, value = fields
     if not (key and set(key) <= _HEX and used.isdigit() and len(used) < 16 and len(salt) == 16 and set(salt) <= _HEX):
         return None
-    if fields[0] == b"F" and not (path[:1] == b'"' and path[-1:] == b'"' and len(path) > 2):
+    if fields[0] != b"P" and not (path[:1] == b'"' and path[-1:] == b'"' and len(path) > 2):
         return None
     return key.decode("ascii"), int(used), salt, path, value
 
@@ -378,6 +391,8 @@ class ResultCache:
         self._pack = self._load()
         self._made: dict[str, tuple[bytes, bytes]] = {}  # key -> (path as JSON, value) made since save
         self._used: set[str] = set()  # keys of kept entries used since save
+        self._signatures_made: dict[str, tuple[bytes, bytes]] = {}  # signature key -> (path as JSON, key)
+        self._signatures_used: set[str] = set()
         self._projects_made: dict[str, bytes] = {}  # slot -> value
         self._projects_used: set[str] = set()
 
@@ -407,6 +422,33 @@ class ResultCache:
         # Paths as the file system's bytes: a name that is not UTF-8 is still a name.
         digest.update(b"\0".join([b"", self.salt.encode(), os.fsencode(path), os.fsencode(os.path.abspath(path)), language.encode(), b"%d" % collect_directives]))
         return digest.hexdigest()
+
+    def signature_key(self, path: str, language: str, collect_directives: bool, signature: Sequence[int]) -> str:
+        """The key under which a file of this signature (tree.file_signature) is found without
+        reading it: everything of the key but the bytes, and the signature in their place."""
+        import hashlib
+
+        fields = [b"", self.salt.encode(), os.fsencode(path), os.fsencode(os.path.abspath(path)), language.encode(), b"%d" % collect_directives]
+        fields.extend(b"%d" % n for n in signature)
+        return hashlib.blake2b(b"\0".join(fields), digest_size=20).hexdigest()
+
+    def by_signature(self, signature_key: str) -> str | None:
+        """The key of the result kept for the file of this signature key, or None."""
+        line = self._pack.signatures.get(signature_key)
+        fields = _line_fields(line) if line is not None else None
+        if fields is None or len(fields[4]) != 40 or not set(fields[4]) <= _HEX:
+            return None
+        self._signatures_used.add(signature_key)
+        return fields[4].decode("ascii")
+
+    def note_signature(self, signature_key: str | None, path: str, key: str) -> None:
+        """That the file at `path`, of the result kept under `key` (used or made by this scan),
+        has the signature of `signature_key` (None: a signature not to keep)."""
+        if signature_key is None:
+            return
+        if self.by_signature(signature_key) != key:
+            self._signatures_used.discard(signature_key)
+            self._signatures_made[signature_key] = (_path_json(path), key.encode("ascii"))
 
     def _value(self, key: str) -> bytes | None:
         line = self._pack.entries.get(key)
@@ -441,9 +483,10 @@ class ResultCache:
         self._used.add(key)
         return kept
 
-    def put(self, key: str, path: str, questions: list, findings: list[Finding], problems: list[Problem]) -> None:
+    def put(self, key: str, path: str, questions: list, findings: list[Finding], problems: list[Problem]) -> bool:
+        """Keep a file's result; whether it is kept."""
         if not self._writable:
-            return
+            return False
         entry = {
             "format": _FORMAT,
             "questions": questions,
@@ -453,25 +496,40 @@ class ResultCache:
         try:
             encoded = json.dumps(entry, separators=(",", ":"))
         except (TypeError, ValueError):
-            return  # an answer JSON cannot hold: this file's result is not kept, the others are
+            return False  # an answer JSON cannot hold: this file's result is not kept, the others are
         if len(encoded) > _MAX_ENTRY_BYTES:
-            return  # not read back either
+            return False  # not read back either
         # ASCII JSON (json.dumps escapes the rest): no tab or line end inside a line of the pack.
         self._made[key] = (_path_json(path), encoded.encode("ascii"))
+        return True
 
-    def take_made(self) -> tuple[list[tuple[str, bytes, bytes]], list[str]]:
-        """What this process made and used since the last call, for the scanning process."""
-        made = [(key, path, value) for key, (path, value) in self._made.items()]
-        used = sorted(self._used)
-        self._made, self._used = {}, set()
-        return made, used
+    def take_made(self) -> tuple:
+        """What this process made and used since the last call, for the scanning process
+        (add_made)."""
+        taken = (
+            [(key, path, value) for key, (path, value) in self._made.items()], sorted(self._used),
+            [(key, path, value) for key, (path, value) in self._signatures_made.items()], sorted(self._signatures_used),
+        )
+        self._made, self._used, self._signatures_made, self._signatures_used = {}, set(), {}, set()
+        return taken
 
-    def add_made(self, made: Sequence[tuple[str, bytes, bytes]], used: Sequence[str]) -> None:
+    def add_made(
+        self, made: Sequence[tuple[str, bytes, bytes]], used: Sequence[str],
+        signatures_made: Sequence[tuple[str, bytes, bytes]] = (), signatures_used: Sequence[str] = (),
+    ) -> None:
         for key, path, value in made:
             self._made[key] = (path, value)
         self._used.update(used)
+        for key, path, value in signatures_made:
+            self._signatures_made[key] = (path, value)
+        self._signatures_used.update(signatures_used)
 
     # --- project passes -------------------------------------------------------------------
+
+    def has_project_record(self, slot: str) -> bool:
+        """Whether a project pass is kept for `slot`, without decoding it (project_record
+        decodes it, and says whether it is whole)."""
+        return slot in self._pack.projects
 
     def project_record(self, slot: str) -> dict | None:
         """The project pass kept for `slot` (rocmlint.project.kept), or None."""
@@ -503,7 +561,7 @@ class ResultCache:
     def save(self) -> None:
         """Write the pack with what this scan made (nothing is written when it made nothing),
         pruned (see the module docstring). Called once, by the scanning process, at the end."""
-        if not self._writable or not (self._made or self._projects_made):
+        if not self._writable or not (self._made or self._signatures_made or self._projects_made):
             return
         try:
             self._prepare()
@@ -517,6 +575,7 @@ class ResultCache:
             pack.signature = _signature(self.pack_path)
             self._pack = _LOADED[self.directory] = pack
             self._made, self._used, self._projects_made, self._projects_used = {}, set(), {}, set()
+            self._signatures_made, self._signatures_used = {}, set()
             _remove_leftovers(self.directory)
         except OSError:
             self._writable = False  # a read-only place or a full disk: keep nothing, say nothing
@@ -591,7 +650,29 @@ class ResultCache:
                     continue
             pack.entries[key] = line
             budget -= len(line) + 1
-        lines = [_PACK_HEADER + used, *pack.entries.values(), *pack.projects.values()]
+        # Signatures: this scan's, then the others not of a file this scan checked with the same
+        # checks, most recently used first; only those whose file's result is kept.
+        signatures: list[tuple[int, str, bytes]] = []
+        for key, (path, value) in sorted(self._signatures_made.items()):
+            signatures.append((generation, key, b"\t".join((b"S", key.encode("ascii"), used, self._salt_field, path, value))))
+        for key in sorted(self._signatures_used - set(self._signatures_made)):
+            line = current.signatures.get(key) or read.signatures.get(key)
+            fields = _line_fields(line) if line is not None else None
+            if fields is not None:
+                signatures.append((generation, key, b"\t".join((b"S", key.encode("ascii"), used, fields[2], fields[3], fields[4]))))
+        this_scan_signatures = {key for _, key, _ in signatures}
+        for source in (current.signatures, read.signatures):
+            for key, line in source.items():
+                fields = _line_fields(line) if key not in this_scan_signatures else None
+                if fields is not None and (fields[2], fields[3]) not in seen:
+                    signatures.append((fields[1], key, line))
+        signatures.sort(key=lambda item: (-item[0], item[1]))
+        for _, key, line in signatures:
+            if key in pack.signatures or budget < len(line) + 1 or line.rpartition(b"\t")[2].decode("latin-1") not in pack.entries:
+                continue
+            pack.signatures[key] = line
+            budget -= len(line) + 1
+        lines = [_PACK_HEADER + used, *pack.entries.values(), *pack.signatures.values(), *pack.projects.values()]
         return pack, b"\n".join(lines) + b"\n"
 
     def _prepare(self) -> None:

@@ -102,8 +102,9 @@ def kept_project_pass(
 
 
 def has_kept_pass(cache, config, scanned) -> bool:
-    """Whether a pass is kept for these options and folders (it may or may not still hold)."""
-    return cache.project_record(_slot(cache, config, scanned)) is not None
+    """Whether a pass is kept for these options and folders (it may or may not still hold; a
+    damaged one is found so by kept_project_pass, which then runs the pass)."""
+    return cache.has_project_record(_slot(cache, config, scanned))
 
 
 def start_recorded_pass(cache) -> tree.Reading:
