@@ -136,6 +136,31 @@ def test_a_change_to_an_imported_predicate_makes_the_kept_result_stale(tmp_path)
     assert [f["code"] for f in json.loads(warm)["findings"]] == ["ROCM008"]
 
 
+def test_a_change_two_imports_away_makes_every_kept_result_that_relied_on_it_stale(tmp_path, monkeypatch):
+    """train.py and serve.py rely on fast_path, a platform test because of what base.py's
+    on_cuda tests. The second file's answer comes from memory in a one-process scan: it still
+    depends on base.py (and the result found by its signature is checked all the same)."""
+    import rocmlint.files.tree as tree_module
+    from rocmlint.python import gates
+
+    monkeypatch.setattr(tree_module, "RACY_NANOSECONDS", 0)  # results found by signature too
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    base = package / "base.py"
+    base.write_text("import torch\n\ndef on_cuda():\n    return torch.version.cuda is not None\n")
+    (package / "utils.py").write_text("from .base import on_cuda\n\ndef fast_path():\n    return on_cuda()\n")
+    for name in ("train.py", "serve.py"):
+        (package / name).write_text("import torch\nfrom .utils import fast_path\n\nif fast_path():\n    torch.backends.cudnn.benchmark = True\n")
+    cache = tmp_path / "cache"
+    assert _in_process_scan(tmp_path, cache) == []  # both gated by the platform test
+    base.write_text("import torch\n\ndef on_cuda():\n    return True\n")
+    # What this process keeps in memory about other modules is forgotten, as in a new process.
+    gates._IMPORTED_CACHE.clear()
+    gates._MODULE_CACHE.clear()
+    assert _in_process_scan(tmp_path, cache) == [("serve.py", "ROCM008", 5), ("train.py", "ROCM008", 5)]
+
+
 def test_default_directory_environment_variable_and_no_cache(tmp_path):
     tree = tmp_path / "app"
     shutil.copytree(SAMPLE, tree)

@@ -156,6 +156,25 @@ def stop_recording() -> None:
     _recording = None
 
 
+def questions_so_far() -> int | None:
+    """How many questions the file being recorded has asked, where a question asked now is kept
+    (None: no file is recorded, or this is inside a question, whose own answer is kept). For a
+    function that keeps its answer in memory (asked_since, ask_again)."""
+    return len(_recording) if _recording is not None and _nesting == 0 else None
+
+
+def asked_since(start: int) -> list:
+    """The questions asked since questions_so_far() said `start`."""
+    return [list(question) for question in _recording[start:]] if _recording is not None else []
+
+
+def ask_again(questions: list) -> None:
+    """Keep `questions` (from asked_since) for the file being recorded, as if asked again: an
+    answer taken from memory depends on what computing it asked."""
+    if _recording is not None and _nesting == 0:
+        _recording.extend([list(question) for question in questions])
+
+
 def _external(name: str) -> Callable | None:
     """The function a kept question names. Its module registers it when imported, and a warm
     scan may read kept results before anything has imported it: then it is imported here (one

@@ -23,7 +23,7 @@ from rocmlint.python.imports import dotted_name, import_statements, module_alias
 from rocmlint.platforms import names_platform
 
 # Answers about other files than the one checked: kept with a cached result (rocmlint.files.result_cache).
-from rocmlint.files.result_cache import external_input
+from rocmlint.files.result_cache import ask_again, asked_since, external_input, questions_so_far
 
 _PLATFORM_STRINGS = {"rocm", "hip", "amd", "nvidia"}
 # Qualified names that tell the stack apart: `torch.version.hip` is None on CUDA builds,
@@ -405,22 +405,59 @@ def _module_file(importer: str | None, module: str) -> str | None:
     return None
 
 
-_IMPORTED_CACHE: dict[tuple[str, str], bool] = {}
+# The answers of _imported_predicate by (the importer's folder, the name), with the questions
+# computing them asked (None: computed where nothing was recorded).
+_IMPORTED_CACHE: dict[tuple[str, str], tuple[bool, list | None]] = {}
+_IMPORTED_IN_PROGRESS: set[tuple[str, str]] = set()
 
 
-@external_input
 def _imported_predicate(importer: str | None, qualified: str, depth: int) -> bool:
-    """Is `package.module.name` (or `file:/path/module:name`) a platform predicate or flag?"""
+    """Is `package.module.name` (or `file:/path/module:name`) a platform predicate or flag?
+
+    What the answer depends on is the files of the modules looked in (imported_module_source,
+    asked for each, however deep): a kept result checks those, which costs a hash of each
+    rather than parsing them again. An answer taken from memory asks again what computing it
+    asked (result_cache.ask_again)."""
     if depth > 3 or importer is None:
         return False
     key = (os.path.dirname(os.path.abspath(importer)), qualified)
+    if key in _IMPORTED_IN_PROGRESS:
+        return False  # an import cycle
+    start = questions_so_far()
     known = _IMPORTED_CACHE.get(key)
-    if known is None:
-        if len(_IMPORTED_CACHE) > 4096:
-            _IMPORTED_CACHE.clear()
-        _IMPORTED_CACHE[key] = False  # recursion guard
-        known = _IMPORTED_CACHE[key] = _find_imported_predicate(importer, qualified, depth)
-    return known
+    if known is not None and (start is None or known[1] is not None):
+        if start is not None:
+            ask_again(known[1])
+        return known[0]
+    if len(_IMPORTED_CACHE) > 4096:
+        _IMPORTED_CACHE.clear()
+    _IMPORTED_IN_PROGRESS.add(key)
+    try:
+        answer = _find_imported_predicate(importer, qualified, depth)
+    finally:
+        _IMPORTED_IN_PROGRESS.discard(key)
+    _IMPORTED_CACHE[key] = (answer, asked_since(start) if start is not None else None)
+    return answer
+
+
+@external_input
+def imported_module_source(importer: str, module: str) -> list | None:
+    """[the file of `module` seen from `importer` (_module_file), a hash of its bytes (or why
+    there is none)], or None where the module is not in the importer's source tree."""
+    path = _module_file(importer, module)
+    if path is None:
+        return None
+    try:
+        size = os.stat(path).st_size
+        if size > _MAX_MODULE_BYTES:
+            return [path, "over the size limit"]
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_MODULE_BYTES + 1)
+    except OSError:
+        return [path, "unreadable"]
+    import hashlib
+
+    return [path, hashlib.blake2b(data, digest_size=16).hexdigest()]
 
 
 def _find_imported_predicate(importer: str, qualified: str, depth: int) -> bool:
@@ -428,10 +465,10 @@ def _find_imported_predicate(importer: str, qualified: str, depth: int) -> bool:
         module, _, name = qualified.rpartition(":")
     else:
         module, _, name = qualified.rpartition(".")
-    path = _module_file(importer, module)
-    if path is None:
+    source = imported_module_source(importer, module)
+    if source is None:
         return False
-    context = _load_module(path)
+    context = _load_module(source[0])
     if context is None:
         return False
     return context.local.is_predicate(name, context, depth)
