@@ -26,11 +26,14 @@ could keep its signature with other bytes, and those files are read and hashed u
 settle, as git does. Any write changes the change time, which no program can set back.
 The per-file pass of a Python file also asks questions about other files: whether a module
 sits in a package named for one GPU stack, whether an import names a module of the same
-source tree, whether a name it imports from there is a platform predicate. Those answers are
-kept with the entry (the functions marked `external_input`), and the entry is used only
-when every question, asked again, gets the same answer. So an edit to an imported module,
-a new `__init__.py` or a moved file makes the entry stale, without any list of dependencies
-kept by hand.
+source tree, which file a module it imports platform tests from is and what its bytes are
+(a hash: cheaper to ask again than whether the name is a platform test, which parses it).
+Those answers are kept with the entry (the functions marked `external_input`), and the entry
+is used only when every question, asked again, gets the same answer. So an edit to an
+imported module, a new `__init__.py` or a moved file makes the entry stale, without any list
+of dependencies kept by hand. A function that keeps answers in memory keeps with each the
+questions computing it asked, and asks them again when it answers from memory
+(questions_so_far, asked_since, ask_again).
 
 The pack. Kept results are read in one go, one file a scan, rather than one file per source
 file: `results.pack`, a header line and then one line per entry, `KIND TAB KEY TAB USED TAB
