@@ -464,6 +464,38 @@ def test_forgetting_what_was_read_from_disk_reads_the_configuration_again(tmp_pa
     assert config_for_file(source).ignore == ("ROCM002",)
 
 
+def test_a_changed_module_a_platform_test_is_imported_from_is_read_again(tmp_path):
+    """train.py is gated by fast_path, a platform test in utils.py; once utils.py no longer
+    tests the GPU stack and the server is told so, the hit is reported (the answer about
+    utils.py was kept in memory, and never forgotten)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    utils = package / "utils.py"
+    utils.write_text("import torch\n\ndef fast_path():\n    return torch.version.cuda is not None\n")
+    train = package / "train.py"
+    text = "import torch\nfrom .utils import fast_path\n\nif fast_path():\n    torch.backends.cudnn.benchmark = True\n"
+    train.write_text(text)
+    checker = DocumentChecker(use_cache=False)
+    first = checker.check(str(train), text)
+    assert first.result.findings == [] and [f.check_id for f in first.result.gated] == ["ROCM008"]
+    utils.write_text("import torch\n\ndef fast_path():\n    return True\n")
+    assert checker.files_changed([str(utils)])
+    assert [f.check_id for f in checker.check(str(train), text).result.findings] == ["ROCM008"]
+
+
+def test_walks_of_cmake_builds_kept_in_memory_are_forgotten_with_the_rest(tmp_path):
+    from rocmlint.build import files
+
+    (tmp_path / "CMakeLists.txt").write_text("project(k LANGUAGES CXX CUDA)\ninclude(more.cmake)\n", encoding="utf-8")
+    (tmp_path / "more.cmake").write_text("set(X 1)\n", encoding="utf-8")
+    entry = str(tmp_path / "CMakeLists.txt")
+    files._cmake_walk(entry, entry, (tmp_path / "CMakeLists.txt").read_text())
+    assert any(key[0] == entry for key in files._CMAKE_WALKS)
+    forget_what_was_read_from_disk()
+    assert not files._CMAKE_WALKS
+
+
 def test_a_build_file_change_cancels_what_is_left_of_the_round_of_the_one_before(tmp_path):
     """Each configuration or build file change checks every open document again; the next
     such change cancels the checks of the last round that have not started yet."""

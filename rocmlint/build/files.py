@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from rocmlint.platforms import names_cuda, names_rocm
+from rocmlint.files.tree import KeptAnswers
 
 
 @dataclass(frozen=True)
@@ -533,7 +534,7 @@ def within_budget(walk) -> tuple[object, str | None]:
 
 
 # Walks of CMake builds: key -> (what the walk found, {each file it read: hash of the text read}).
-_CMAKE_WALKS: dict[tuple, tuple[tuple[object, str | None], dict[str, int]]] = {}
+_CMAKE_WALKS: dict[tuple, tuple[tuple[object, str | None], dict[str, int]]] = KeptAnswers()
 
 
 def _cmake_walk(entry: str, path: str, text: str) -> tuple[object, str | None]:

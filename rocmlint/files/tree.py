@@ -458,16 +458,27 @@ _OWN_CACHES = frozenset(
 )
 
 
+class KeptAnswers(dict):
+    """Answers read from the tree that a module keeps in memory, by key (a dict): emptied by
+    forget_what_was_read_from_disk with the functions kept with functools.lru_cache, which it
+    finds by their `cache_clear`."""
+
+    def cache_clear(self) -> None:
+        self.clear()
+
+
 def forget_what_was_read_from_disk() -> None:
     """Empty every cache in rocmlint that holds an answer read from the tree (functions kept
-    with functools.lru_cache in its modules), but those of rocmlint's own files. Found by
-    looking rather than listed, so that a cache added later is not forgotten here. The language
-    server calls it when files change; a recorded project pass first, so that it reads again
-    whatever it needs (an answer kept in memory would not be recorded)."""
+    with functools.lru_cache in its modules, and KeptAnswers), but those of rocmlint's own
+    files. Found by looking rather than listed, so that a cache added later is not forgotten
+    here. The language server calls it when files change; a recorded project pass first, so
+    that it reads again whatever it needs (an answer kept in memory would not be recorded)."""
     for name, module in list(sys.modules.items()):
         if not name.startswith("rocmlint.") or name.startswith(("rocmlint.runtime", "rocmlint.server")) or module is None:
             continue
         for attribute, value in list(vars(module).items()):
+            if isinstance(value, type):
+                continue  # KeptAnswers itself, not one of them
             clear = getattr(value, "cache_clear", None)
             if clear is None or not callable(clear):
                 continue

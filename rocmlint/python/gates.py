@@ -24,6 +24,7 @@ from rocmlint.platforms import names_platform
 
 # Answers about other files than the one checked: kept with a cached result (rocmlint.files.result_cache).
 from rocmlint.files.result_cache import ask_again, asked_since, external_input, questions_so_far
+from rocmlint.files.tree import KeptAnswers
 
 _PLATFORM_STRINGS = {"rocm", "hip", "amd", "nvidia"}
 # Qualified names that tell the stack apart: `torch.version.hip` is None on CUDA builds,
@@ -381,7 +382,7 @@ def _relative_imports(tree: ast.AST, path: str | None) -> dict[str, str]:
 
 
 _FILE_PREFIX = "file:"
-_MODULE_CACHE: dict[str, tuple[float, "PlatformPredicates | None"]] = {}
+_MODULE_CACHE: dict[str, tuple[float, "PlatformPredicates | None"]] = KeptAnswers()
 _MAX_MODULE_BYTES = 1024 * 1024
 
 
@@ -407,7 +408,7 @@ def _module_file(importer: str | None, module: str) -> str | None:
 
 # The answers of _imported_predicate by (the importer's folder, the name), with the questions
 # computing them asked (None: computed where nothing was recorded).
-_IMPORTED_CACHE: dict[tuple[str, str], tuple[bool, list | None]] = {}
+_IMPORTED_CACHE: dict[tuple[str, str], tuple[bool, list | None]] = KeptAnswers()
 _IMPORTED_IN_PROGRESS: set[tuple[str, str]] = set()
 
 
