@@ -393,19 +393,22 @@ def _collects_directives(target: Target, absolute: str, directives: dict | None)
     return find_project_root(os.path.dirname(absolute)) is not None
 
 
-def _kept_for_signature(target: Target, collect: bool, cache) -> tuple[tuple[list[Finding], list[Problem]] | None, str | None]:
+def _kept_for_signature(
+    target: Target, collect: bool, cache, max_file_size: int
+) -> tuple[tuple[list[Finding], list[Problem]] | None, str | None]:
     """(The result kept for the file as its signature is now, or None; the signature's key to
     keep with its result, or None where the file had changed within RACY_NANOSECONDS of now:
     it could change again within the same tick of its file system's clock and keep that
     signature with other bytes.) The signature is taken before the file is read: a change
-    during or after the read gives it another."""
+    during or after the read gives it another. A file over `max_file_size` (which the key
+    does not cover) is read, to be said so."""
     import time
 
     from rocmlint.files.tree import RACY_NANOSECONDS, file_signature
 
     now = time.time_ns()
     signature = file_signature(target.path)
-    if signature is None:
+    if signature is None or (max_file_size and signature[0] > max_file_size):
         return None, None
     signature_key = cache.signature_key(target.path, target.language, collect, signature)
     key = cache.by_signature(signature_key)
@@ -449,7 +452,7 @@ def check_file(
         collect = _collects_directives(target, absolute, directives)
         signature_key = None  # where the file had settled before it was read (result_cache: signatures)
         if cache is not None:
-            kept, signature_key = _kept_for_signature(target, collect, cache)
+            kept, signature_key = _kept_for_signature(target, collect, cache, max_file_size)
             if kept is not None:
                 return kept
         try:

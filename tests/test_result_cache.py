@@ -383,6 +383,28 @@ def test_a_file_rewritten_with_its_size_and_modification_time_is_read_again(tmp_
     assert list(_signature_lines(cache)) == [str(module)]  # the old signature is gone
 
 
+def test_a_file_over_a_lowered_size_limit_is_said_so_though_its_result_is_kept(tmp_path, monkeypatch):
+    """The size limit is not part of any key: a file found by its signature is still held to it."""
+    import rocmlint.engine as engine
+    import rocmlint.files.tree as tree_module
+    from rocmlint.config import Config
+
+    monkeypatch.setattr(tree_module, "RACY_NANOSECONDS", 0)
+    (tmp_path / "gpu.py").write_text("import pynvml\n" + "x = 1\n" * 100)
+    cache = tmp_path / "cache"
+    assert _in_process_scan(tmp_path, cache) == [("gpu.py", "ROCM001", 1)]
+    assert _signature_lines(cache)
+
+    def scan(cache_dir: str | None):
+        config = Config(root=tmp_path, max_file_size=64)
+        return engine.scan(engine.ScanRequest([tmp_path], engine.select_checks(preview=True), config, jobs=1, cache_dir=cache_dir))
+
+    kept, fresh = scan(str(cache)), scan(None)
+    assert kept.findings == fresh.findings == []
+    assert [(Path(p.path).name, p.reason) for p in kept.problems] == [(Path(p.path).name, p.reason) for p in fresh.problems]
+    assert [Path(p.path).name for p in fresh.problems] == ["gpu.py"] and "size limit" in fresh.problems[0].reason
+
+
 def test_a_file_changed_just_before_it_was_read_keeps_no_signature(tmp_path):
     """Changed within two seconds of the read, it could change again within the same tick and
     keep its signature with other bytes: its result is kept by its bytes only."""
