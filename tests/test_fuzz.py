@@ -604,7 +604,8 @@ def test_packs_of_any_bytes_are_read_without_error_and_written_whole(tmp_path_fa
 
     folder = tmp_path_factory.mktemp("cache")
     key = result_cache.ResultCache(folder, "salt").key("a.cu", "cpp", b"data", False)
-    _pack_with(folder, key, json.dumps(KEPT_ENTRY).encode("ascii"), noise)
+    signed = b"\t".join([b"S", b"6" * 40, b"1", b"0" * 16, b'"/a.cu"', key.encode()])  # a.cu's signature
+    _pack_with(folder, key, json.dumps(KEPT_ENTRY).encode("ascii"), [signed, *noise])
     pack = folder / "results.pack"
     data = pack.read_bytes()
     if cut:
@@ -614,7 +615,10 @@ def test_packs_of_any_bytes_are_read_without_error_and_written_whole(tmp_path_fa
     kept = cache.get(key)
     assert kept is None or [f.check_id for f in kept[0]] == ["ROCM003"]
     assert cache.get("0" * 40) is None and not cache.unmarked("1" * 40) and cache.project_record("2" * 32) is None
+    assert cache.by_signature("6" * 40) in (None, key) and cache.by_signature("4" * 40) is None
     cache.note_unmarked("3" * 40, "b.cu")
+    cache.note_signature("5" * 40, "b.cu", "3" * 40)
     cache.save()
     result_cache._LOADED.clear()
-    assert result_cache.ResultCache(folder, "salt").unmarked("3" * 40)
+    again = result_cache.ResultCache(folder, "salt")
+    assert again.unmarked("3" * 40) and again.by_signature("5" * 40) == "3" * 40
