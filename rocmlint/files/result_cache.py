@@ -42,13 +42,13 @@ key of the file's result, P a project pass), the value JSON (never pickle: a cac
 else can write to must not be able to run code). Lines are split when the pack is read and a
 value is decoded only when its entry is asked for. Files whose per-file pass had nothing to do
 (no check's marker in them) have an entry with no value (`-`), so that a re-scan neither
-decodes nor searches them again. A scan writes the pack once, at its end, and only when it made an entry: into a
-temporary file renamed over the pack, so a reader sees a whole pack or the one before. What is
-written is pruned: an entry of a file that is gone, an older entry of a file this scan checked
-with the same checks (its bytes changed), an entry another rocmlint made (never read again:
-the key covers rocmlint) and a signature whose result is not kept are left out; past
-_PACK_TARGET bytes the entries used longest ago go first; of the project passes, the last
-_PROJECT_RECORDS are kept.
+decodes nor searches them again. A scan writes the pack once, at its end, and only when it
+made an entry: into a temporary file renamed over the pack, so a reader sees a whole pack or
+the one before. What is written is pruned: an entry of a file that is gone, an older entry
+of a file this scan checked with the same checks (its bytes changed), an entry another
+rocmlint made (never read again: the key covers rocmlint) and a signature whose result is not
+kept are left out; past _PACK_TARGET bytes the entries used longest ago go first; of the
+project passes, the last _PROJECT_RECORDS are kept.
 `rocmlint clean` removes the folder's files.
 
 Why a pack and not SQLite (the standard library has both): the user's cache folder is often on
