@@ -393,15 +393,13 @@ def _collects_directives(target: Target, absolute: str, directives: dict | None)
     return find_project_root(os.path.dirname(absolute)) is not None
 
 
-def _kept_for_signature(
-    target: Target, collect: bool, cache, max_file_size: int
-) -> tuple[tuple[list[Finding], list[Problem]] | None, str | None]:
-    """(The result kept for the file as its signature is now, or None; the signature's key to
-    keep with its result, or None where the file had changed within RACY_NANOSECONDS of now:
-    it could change again within the same tick of its file system's clock and keep that
-    signature with other bytes.) The signature is taken before the file is read: a change
-    during or after the read gives it another. A file over `max_file_size` (which the key
-    does not cover) is read, to be said so."""
+def _settled_signature_key(target: Target, collect: bool, cache, max_file_size: int) -> str | None:
+    """The key of the file's signature as it is now (ResultCache.signature_key), or None: where
+    the file changed within RACY_NANOSECONDS of now (it could change again within the same
+    tick of its file system's clock and keep that signature with other bytes; a signature
+    kept earlier cannot be this one), or is over `max_file_size` (which no key covers: it is
+    read, to be said so). Taken before the file is read: a change during or after the read
+    gives it another signature."""
     import time
 
     from rocmlint.files.tree import RACY_NANOSECONDS, file_signature
@@ -409,16 +407,10 @@ def _kept_for_signature(
     now = time.time_ns()
     signature = file_signature(target.path)
     if signature is None or (max_file_size and signature[0] > max_file_size):
-        return None, None
-    signature_key = cache.signature_key(target.path, target.language, collect, signature)
-    key = cache.by_signature(signature_key)
-    if key is not None:
-        if cache.unmarked(key):
-            return ([], []), signature_key
-        kept = cache.get(key)
-        if kept is not None:
-            return kept, signature_key
-    return None, (signature_key if max(signature[1], signature[2]) < now - RACY_NANOSECONDS else None)
+        return None
+    if max(signature[1], signature[2]) >= now - RACY_NANOSECONDS:
+        return None
+    return cache.signature_key(target.path, target.language, collect, signature)
 
 
 def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Check], target=None) -> list[Finding]:
@@ -452,7 +444,9 @@ def check_file(
         collect = _collects_directives(target, absolute, directives)
         signature_key = None  # where the file had settled before it was read (result_cache: signatures)
         if cache is not None:
-            kept, signature_key = _kept_for_signature(target, collect, cache, max_file_size)
+            signature_key = _settled_signature_key(target, collect, cache, max_file_size)
+            signed = cache.by_signature(signature_key) if signature_key is not None else None
+            kept = cache.kept(signed) if signed is not None else None
             if kept is not None:
                 return kept
         try:
@@ -462,10 +456,7 @@ def check_file(
         key = None
         if cache is not None:
             key = cache.key(target.path, target.language, data, collect)
-            if cache.unmarked(key):
-                cache.note_signature(signature_key, target.path, key)
-                return [], []
-            kept = cache.get(key)
+            kept = cache.kept(key)
             if kept is not None:
                 cache.note_signature(signature_key, target.path, key)
                 return kept

@@ -456,21 +456,27 @@ class ResultCache:
 
     def by_signature(self, signature_key: str) -> str | None:
         """The key of the result kept for the file of this signature key, or None."""
-        line = self._pack.signatures.get(signature_key)
-        fields = _line_fields(line) if line is not None else None
-        if fields is None or len(fields[4]) != 40 or not set(fields[4]) <= _HEX:
-            return None
-        self._signatures_used.add(signature_key)
-        return fields[4].decode("ascii")
+        key = self._signed(signature_key)
+        if key is not None:
+            self._signatures_used.add(signature_key)
+        return key
 
     def note_signature(self, signature_key: str | None, path: str, key: str) -> None:
         """That the file at `path`, of the result kept under `key` (used or made by this scan),
         has the signature of `signature_key` (None: a signature not to keep)."""
         if signature_key is None:
             return
-        if self.by_signature(signature_key) != key:
-            self._signatures_used.discard(signature_key)
+        if self._signed(signature_key) == key:
+            self._signatures_used.add(signature_key)
+        else:
             self._signatures_made[signature_key] = (_path_json(path), key.encode("ascii"))
+
+    def _signed(self, signature_key: str) -> str | None:
+        line = self._pack.signatures.get(signature_key)
+        fields = _line_fields(line) if line is not None else None
+        if fields is None or len(fields[4]) != 40 or not set(fields[4]) <= _HEX:
+            return None
+        return fields[4].decode("ascii")
 
     def _value(self, key: str) -> bytes | None:
         line = self._pack.entries.get(key)
@@ -484,6 +490,11 @@ class ResultCache:
             self._used.add(key)
             return True
         return False
+
+    def kept(self, key: str) -> tuple[list[Finding], list[Problem]] | None:
+        """The result kept under `key`: no findings for a file found to hold no marker
+        (unmarked), else the entry (get); None when neither is kept."""
+        return ([], []) if self.unmarked(key) else self.get(key)
 
     def note_unmarked(self, key: str, path: str) -> None:
         self._made[key] = (_path_json(path), b"-")
