@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import write_files as _project
 from rocmlint.cli import main
-from rocmlint.project.python_imports import _on_an_import_line, _standing_alone
+from rocmlint.project.python_imports import _IMPORT, _import_statements, _on_an_import_line, _standing_alone, module_name
 from rocmlint.python.gates import not_on_amd, value_on_amd, value_on_nvidia
 from rocmlint.python.index import PythonIndex
 
@@ -81,6 +81,29 @@ def test_other_ways_to_reach_the_module_keep_it_reported(tmp_path, extra):
     root = os.path.join(_dual_vendor(tmp_path, **extra), "proj")
     reported, gated = _scan(root)
     assert "pkg/cutlass_kernels.py" in reported
+
+
+# Lines made of pieces of import statements, and of lines that only look like them.
+_LINE_STARTS = ["", " ", "\t", "    "]
+_LINE_HEADS = ["import ", "from a import ", "from . import ", "from a import (", "x = 'import'", "important", ")", "#", ""]
+_LINE_RESTS = ["", "a", "b.c", "a, b", "a as b", "(", ")", "a)", ";", "; import a", "# import a", "import", ","]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.tuples(*(st.sampled_from(p) for p in (_LINE_STARTS, _LINE_HEADS, _LINE_RESTS))), max_size=12))
+def test_import_statements_are_those_the_expression_finds_everywhere(lines):
+    # The expression is tried only at lines holding `import`: no match may be lost or moved.
+    padded = "\n" + "\n".join("".join(line) for line in lines)
+    expected = [(m.start(), m.end(), m.groups()) for m in _IMPORT.finditer(padded)]
+    assert [(m.start(), m.end(), m.groups()) for m in _import_statements(padded)] == expected
+
+
+def test_module_names_are_the_same_with_folders_kept_across_files(tmp_path):
+    _project(tmp_path, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/m.py": "", "pkg/n.py": "", "loose/o.py": ""})
+    paths = [str(tmp_path / p) for p in ("pkg/sub/m.py", "pkg/n.py", "pkg/sub/__init__.py", "loose/o.py")]
+    kept: dict = {}
+    assert [module_name(p, kept) for p in paths] == [module_name(p) for p in paths] == ["pkg.sub.m", "pkg.n", "pkg.sub", "o"]
+    assert kept[str(tmp_path / "pkg" / "sub")] is True and kept[str(tmp_path / "loose")] is False
 
 
 def test_longer_names_that_hold_the_module_name_are_not_mentions_of_it(tmp_path):

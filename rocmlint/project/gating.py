@@ -377,8 +377,8 @@ def read_import_facts(root: str, paths: list[str], recorded_under: str | None) -
     from rocmlint.project.python_imports import file_facts
 
     def read() -> list:
-        files = ProjectFiles(root)
-        return [file_facts(files, path, quoted=True) for path in paths]
+        files, package_folders = ProjectFiles(root), {}
+        return [file_facts(files, path, quoted=True, package_folders=package_folders) for path in paths]
 
     return _recorded(read, recorded_under, listed_elsewhere=(root,))
 

@@ -95,8 +95,8 @@ class ImportGraph:
         self._quoted_by_file: dict[str, list] = {}  # file -> _quoted_in, where the facts hold them
         note_tree(self.root)
         if facts is None:
-            files = ProjectFiles(self.root)
-            facts = [file_facts(files, path) for path in python_files(self.root)]
+            files, package_folders = ProjectFiles(self.root), {}
+            facts = [file_facts(files, path, package_folders=package_folders) for path in python_files(self.root)]
         for path, text, module, imports, quoted in facts:
             if text is None:
                 continue
@@ -416,14 +416,15 @@ def python_files(root: str) -> list[str]:
     return found
 
 
-def file_facts(files: ProjectFiles, path: str, quoted: bool = False) -> tuple:
+def file_facts(files: ProjectFiles, path: str, quoted: bool = False, package_folders: dict[str, bool] | None = None) -> tuple:
     """What an ImportGraph takes from one file: (path, text, module name, the modules its import
     statements may load, each with its line, and with `quoted` the names within quotes in it as
-    _quoted_in gives them, else None); the text None where the file cannot be read."""
+    _quoted_in gives them, else None); the text None where the file cannot be read.
+    `package_folders`: module_name's answers for folders, kept across the files of one read."""
     text = files.text(path)
     if text is None:
         return path, None, None, [], None
-    module = module_name(path)
+    module = module_name(path, package_folders)
     imports = list(_imports_in(text, module, os.path.basename(path) == "__init__.py"))
     return path, text, module, imports, _quoted_in(text) if quoted else None
 
@@ -477,20 +478,47 @@ def _guarded_import(index, node) -> str | None:
     return None
 
 
-def module_name(path: str) -> str | None:
+def module_name(path: str, package_folders: dict[str, bool] | None = None) -> str | None:
     """The dotted name a file is imported by: its path below the top of its package
     (`vllm/attention/ops/cutlass.py` -> `vllm.attention.ops.cutlass`), or its stem where its
-    folder is no package."""
+    folder is no package. `package_folders` keeps whether each folder looked at holds an
+    `__init__.py`, for the next file of the same read (the files of one folder share every
+    folder above it)."""
     path = os.path.abspath(path)
     directory, file_name = os.path.split(path)
     stem = file_name[:-3] if file_name.endswith(".py") else None
     if stem is None:
         return None
     parts = [] if stem == "__init__" else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
+    while _is_package(directory, package_folders):
         directory, package = os.path.split(directory)
         parts.insert(0, package)
     return ".".join(parts) or None
+
+
+def _is_package(directory: str, package_folders: dict[str, bool] | None) -> bool:
+    found = None if package_folders is None else package_folders.get(directory)
+    if found is None:
+        found = os.path.isfile(os.path.join(directory, "__init__.py"))
+        if package_folders is not None:
+            package_folders[directory] = found
+    return found
+
+
+def _import_statements(padded: str):
+    """The matches of `_IMPORT.finditer(padded)`, tried only at the start of lines that hold the
+    word `import` (every match holds it on its first line) rather than at every line."""
+    end, tried = 0, -1
+    at = padded.find("import")
+    while at != -1:
+        line_start = padded.rfind("\n", 0, at)
+        if line_start >= end and line_start != tried:
+            tried = line_start
+            match = _IMPORT.match(padded, line_start)
+            if match is not None:
+                yield match
+                end = match.end()
+        at = padded.find("import", at + len("import"))
 
 
 def _imports_in(text: str, module: str | None, is_package: bool):
@@ -500,7 +528,7 @@ def _imports_in(text: str, module: str | None, is_package: bool):
     package = (module or "").split(".") if is_package else (module or "").split(".")[:-1]
     padded = "\n" + text
     line, counted = 0, 0
-    for match in _IMPORT.finditer(padded):
+    for match in _import_statements(padded):
         line += padded.count("\n", counted, match.start() + 1)
         counted = match.start() + 1
         if match.group("modules") is not None:
