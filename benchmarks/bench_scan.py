@@ -25,7 +25,9 @@ tool then reads the same copy, each finding its own files in it:
 - `flake8` with the rocmlint plugin and without it (the same command, the plugin's entry
   point filtered out of flake8's plugin list), `--select E9,ROCM` both times;
 - floors: `cat` of the files rocmlint reads and `ast.parse` of the `.py` files, each in one
-  process.
+  process; and rocmlint's own floor on one thread: what its Python side cannot leave out,
+  however fast the rest (read every `.py` file, look for the Python checks' markers and text
+  tests in it, parse the files those keep; no analysis, matching, project pass or report).
 
 Rounds are paired: every tool runs once per round, in the same order, so a ratio is taken
 between runs that saw the same load on the machine; the table shows medians of times and of
@@ -174,6 +176,21 @@ def _write_floors(folder: Path, files: list[str], python_files: list[str]) -> tu
         "    except (SyntaxError, ValueError, RecursionError, MemoryError):\n"
         "        pass\n"
     )
+    # What rocmlint's Python side cannot do without, however fast the rest: read each file,
+    # look for the checks' markers and text tests in it, and parse the files those keep.
+    (folder / "prefilter_floor.py").write_text(
+        "import ast, sys\n"
+        "from rocmlint.engine import relevant_checks, select_checks, source_of\n"
+        "checks = select_checks(sys.argv[2].split(','))\n"
+        "for name in open(sys.argv[1]).read().split('\\n'):\n"
+        "    with open(name, 'rb') as file:\n"
+        "        source, _ = source_of(name, file.read(), 'python')\n"
+        "    if source is not None and relevant_checks(source, checks):\n"
+        "        try:\n"
+        "            ast.parse(source.text)\n"
+        "        except (SyntaxError, ValueError, RecursionError, MemoryError):\n"
+        "            pass\n"
+    )
     return listing, python_listing
 
 
@@ -226,6 +243,9 @@ def commands(tree: str, work: Path, jobs: str | None) -> dict[str, list[str]]:
         "flake8 with plugin": [sys.executable, str(work / "flake8_driver.py"), "with", "--select", "E9,ROCM", tree],
         "cat (floor)": ["sh", "-c", f"tr '\\n' '\\0' < {work / 'files.txt'} | xargs -0 cat > /dev/null"],
         "ast.parse .py (floor)": [sys.executable, str(work / "parse_floor.py"), str(work / "python_files.txt")],
+        "read, text tests, parse kept .py (floor)": [
+            sys.executable, str(work / "prefilter_floor.py"), str(work / "python_files.txt"), python_ids,
+        ],
         "python -c pass": [sys.executable, "-c", "pass"],
         "rocmlint one-file scan": [_which("rocmlint") or "rocmlint", "scan", str(work / "one.py"), "-q", "--exit-zero", "--no-cache"],
         "ruff one file": ruff + [str(work / "one.py")],
@@ -242,6 +262,10 @@ RATIOS = [
     ("whole scan, all checks: rocmlint / ruff", "rocmlint (no cache)", "ruff", "≤ 1.5"),
     ("Python side / ast.parse of every .py file: rocmlint Python checks -j 1 / ast.parse .py", "rocmlint Python checks -j 1", "ast.parse .py (floor)", "≤ 0.3"),
     ("Python side: rocmlint Python checks / ruff E9", "rocmlint Python checks", "ruff E9", ""),
+    ("rocmlint's own floor, one thread: read, text tests, parse kept .py / ruff, one thread",
+     "read, text tests, parse kept .py (floor)", "ruff, one thread", ""),
+    ("rocmlint's own floor / ast.parse of every .py file", "read, text tests, parse kept .py (floor)", "ast.parse .py (floor)", ""),
+    ("Python side, one thread / rocmlint's own floor", "rocmlint Python checks -j 1", "read, text tests, parse kept .py (floor)", ""),
     ("one-file scan (ms)", "rocmlint one-file scan", None, "≤ 50 ms"),
     ("C/C++ side: rocmlint C/C++ checks / ast-grep -j 1", "rocmlint C/C++ checks", "ast-grep -j 1", "≤ 1.0"),
     ("C/C++ side, both one process: rocmlint -j 1 / ast-grep -j 1", "rocmlint C/C++ checks -j 1", "ast-grep -j 1", "≤ 1.0"),
