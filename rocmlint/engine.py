@@ -393,7 +393,7 @@ def _collects_directives(target: Target, absolute: str, directives: dict | None)
     return find_project_root(os.path.dirname(absolute)) is not None
 
 
-def _settled_signature_key(target: Target, collect: bool, cache, max_file_size: int) -> str | None:
+def _settled_signature_key(target: Target, absolute: str, collect: bool, cache, max_file_size: int) -> str | None:
     """The key of the file's signature as it is now (ResultCache.signature_key), or None: where
     the file changed within RACY_NANOSECONDS of now (it could change again within the same
     tick of its file system's clock and keep that signature with other bytes; a signature
@@ -410,7 +410,7 @@ def _settled_signature_key(target: Target, collect: bool, cache, max_file_size: 
         return None
     if max(signature[1], signature[2]) >= now - RACY_NANOSECONDS:
         return None
-    return cache.signature_key(target.path, target.language, collect, signature)
+    return cache.signature_key(target.path, target.language, collect, signature, absolute)
 
 
 def check_python_tree(tree: ast.AST, path: str, text: str, checks: Iterable[Check], target=None) -> list[Finding]:
@@ -444,7 +444,7 @@ def check_file(
         collect = _collects_directives(target, absolute, directives)
         signature_key = None  # where the file had settled before it was read (result_cache: signatures)
         if cache is not None:
-            signature_key = _settled_signature_key(target, collect, cache, max_file_size)
+            signature_key = _settled_signature_key(target, absolute, collect, cache, max_file_size)
             signed = cache.by_signature(signature_key) if signature_key is not None else None
             kept = cache.kept(signed) if signed is not None else None
             if kept is not None:
@@ -455,7 +455,7 @@ def check_file(
             return [], [Problem(target.path, str(exc))]
         key = None
         if cache is not None:
-            key = cache.key(target.path, target.language, data, collect)
+            key = cache.key(target.path, target.language, data, collect, absolute)
             kept = cache.kept(key)
             if kept is not None:
                 cache.note_signature(signature_key, target.path, key)

@@ -632,6 +632,23 @@ def _kept_entry(tmp_path):
     return kept_with, entry, (finding, problem)
 
 
+def test_keys_name_the_file_by_its_path_as_given_and_its_absolute_path(tmp_path, monkeypatch):
+    # check_file hands in the absolute path it has worked out already: the keys must be those
+    # the cache works out itself, and the same relative path from another folder another key.
+    from rocmlint.files.result_cache import ResultCache
+
+    cache = ResultCache(tmp_path / "cache", "salt")
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+    absolute, signature = str(tmp_path / "one" / "a.py"), (1, 2, 3, 4)
+    monkeypatch.chdir(tmp_path / "one")
+    assert cache.key("a.py", "python", b"x", False, absolute) == cache.key("a.py", "python", b"x", False)
+    assert cache.signature_key("a.py", "python", False, signature, absolute) == cache.signature_key("a.py", "python", False, signature)
+    monkeypatch.chdir(tmp_path / "two")
+    assert cache.key("a.py", "python", b"x", False, absolute) != cache.key("a.py", "python", b"x", False)
+    assert cache.signature_key("a.py", "python", False, signature, absolute) != cache.signature_key("a.py", "python", False, signature)
+
+
 def test_entries_whose_fields_have_another_type_are_misses(tmp_path):
     kept_with, entry, (finding, problem) = _kept_entry(tmp_path)
     tampered_fields = 0

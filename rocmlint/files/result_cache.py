@@ -437,22 +437,29 @@ class ResultCache:
 
     # --- per-file results -----------------------------------------------------------------
 
-    def key(self, path: str, language: str, data: bytes, collect_directives: bool) -> str:
+    def key(self, path: str, language: str, data: bytes, collect_directives: bool, absolute: str | None = None) -> str:
+        """`absolute`: os.path.abspath(path), where the caller has it already."""
         import hashlib  # here, as in scan_salt: a scan without a cache never needs it
 
         digest = hashlib.blake2b(data, digest_size=20)
-        # Paths as the file system's bytes: a name that is not UTF-8 is still a name.
-        digest.update(b"\0".join([b"", self.salt.encode(), os.fsencode(path), os.fsencode(os.path.abspath(path)), language.encode(), b"%d" % collect_directives]))
+        digest.update(self._named(path, language, collect_directives, absolute))
         return digest.hexdigest()
 
-    def signature_key(self, path: str, language: str, collect_directives: bool, signature: Sequence[int]) -> str:
+    def _named(self, path: str, language: str, collect_directives: bool, absolute: str | None) -> bytes:
+        """What a key holds besides the file's bytes or signature. Paths as the file system's
+        bytes: a name that is not UTF-8 is still a name."""
+        absolute = os.path.abspath(path) if absolute is None else absolute
+        return b"\0".join([b"", self.salt.encode(), os.fsencode(path), os.fsencode(absolute), language.encode(), b"%d" % collect_directives])
+
+    def signature_key(
+        self, path: str, language: str, collect_directives: bool, signature: Sequence[int], absolute: str | None = None,
+    ) -> str:
         """The key under which a file of this signature (tree.file_signature) is found without
         reading it: everything of the key but the bytes, and the signature in their place."""
         import hashlib
 
-        fields = [b"", self.salt.encode(), os.fsencode(path), os.fsencode(os.path.abspath(path)), language.encode(), b"%d" % collect_directives]
-        fields.extend(b"%d" % n for n in signature)
-        return hashlib.blake2b(b"\0".join(fields), digest_size=20).hexdigest()
+        named = self._named(path, language, collect_directives, absolute)
+        return hashlib.blake2b(b"\0".join([named, *(b"%d" % n for n in signature)]), digest_size=20).hexdigest()
 
     def by_signature(self, signature_key: str) -> str | None:
         """The key of the result kept for the file of this signature key, or None."""
