@@ -204,6 +204,22 @@ def test_predicates_imported_from_the_project(tmp_path):
     assert [f.line for f in findings] == [12]
 
 
+def test_an_imported_module_edited_within_its_modification_time_is_read_again(tmp_path):
+    # What is parsed of it is kept by the hash of its bytes, the answer a kept result records,
+    # not by a modification time an edit may leave as it was.
+    import os
+
+    from rocmlint.python import gates
+
+    module, importer = tmp_path / "platform_utils.py", str(tmp_path / "main.py")
+    module.write_text("import torch\n\ndef is_hopper():\n    return torch.version.hip is None\n")
+    times = (module.stat().st_atime_ns, module.stat().st_mtime_ns)
+    assert gates._find_imported_predicate(importer, "platform_utils.is_hopper", 0)
+    module.write_text("import torch\n\ndef is_hopper():\n    return torch.ones(1) is None\n")
+    os.utime(module, ns=times)
+    assert not gates._find_imported_predicate(importer, "platform_utils.is_hopper", 0)
+
+
 def test_predicates_of_imported_modules_keep_no_syntax_tree(tmp_path):
     """The predicates of modules read through imports stay cached for the whole scan; what is
     kept of them is names and answers, not the modules' syntax trees (they kept tens of MiB
@@ -219,7 +235,7 @@ def test_predicates_of_imported_modules_keep_no_syntax_tree(tmp_path):
         "def is_hopper():\n    if IS_HIP:\n        return False\n    return cap() >= (9, 0)\n\n"
         "def helper(x):\n    return [y * 2 for y in x if y]\n"
     )
-    predicates = gates._load_module(str(module))
+    predicates = gates._load_module(*gates.imported_module_source(str(tmp_path / "main.py"), "platform_utils"))
     assert predicates.local.is_predicate("is_hopper", predicates)
     assert not predicates.local.is_predicate("helper", predicates)
     reachable, pending, seen = [], [predicates], {id(predicates)}

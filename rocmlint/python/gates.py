@@ -382,8 +382,11 @@ def _relative_imports(tree: ast.AST, path: str | None) -> dict[str, str]:
 
 
 _FILE_PREFIX = "file:"
-_MODULE_CACHE: dict[str, tuple[float, "PlatformPredicates | None"]] = KeptAnswers()
+# The predicates of modules read through imports: file -> (hash of the bytes parsed, predicates).
+_MODULE_CACHE: dict[str, tuple[str, "PlatformPredicates | None"]] = KeptAnswers()
 _MAX_MODULE_BYTES = 1024 * 1024
+# What imported_module_source says in place of a hash: a module not parsed.
+_OVER_THE_LIMIT, _UNREADABLE = "over the size limit", "unreadable"
 
 
 def _module_file(importer: str | None, module: str) -> str | None:
@@ -451,14 +454,18 @@ def imported_module_source(importer: str, module: str) -> list | None:
     try:
         size = os.stat(path).st_size
         if size > _MAX_MODULE_BYTES:
-            return [path, "over the size limit"]
+            return [path, _OVER_THE_LIMIT]
         with open(path, "rb") as handle:
             data = handle.read(_MAX_MODULE_BYTES + 1)
     except OSError:
-        return [path, "unreadable"]
+        return [path, _UNREADABLE]
+    return [path, _module_digest(data)]
+
+
+def _module_digest(data: bytes) -> str:
     import hashlib
 
-    return [path, hashlib.blake2b(data, digest_size=16).hexdigest()]
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _find_imported_predicate(importer: str, qualified: str, depth: int) -> bool:
@@ -469,32 +476,37 @@ def _find_imported_predicate(importer: str, qualified: str, depth: int) -> bool:
     source = imported_module_source(importer, module)
     if source is None:
         return False
-    context = _load_module(source[0])
+    context = _load_module(*source)
     if context is None:
         return False
     return context.local.is_predicate(name, context, depth)
 
 
-def _load_module(path: str) -> "PlatformPredicates | None":
-    """The predicates of another module of the project, parsed once per modification."""
-    try:
-        stat = os.stat(path)
-    except OSError:
+def _load_module(path: str, digest: str) -> "PlatformPredicates | None":
+    """The predicates of another module of the project, parsed once per version of its bytes:
+    `digest` is imported_module_source's hash of them (or why there is none), the answer a
+    kept result relies on, so that what is parsed and what is kept agree."""
+    if digest in (_OVER_THE_LIMIT, _UNREADABLE):
         return None
     cached = _MODULE_CACHE.get(path)
-    if cached is not None and cached[0] == stat.st_mtime:
+    if cached is not None and cached[0] == digest:
         return cached[1]
-    context = None
-    if stat.st_size <= _MAX_MODULE_BYTES:
-        try:
-            with open(path, "rb") as handle:
-                tree = ast.parse(handle.read(), filename=path)
+    context, parsed = None, None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_MODULE_BYTES + 1)
+        parsed = _module_digest(data)
+        if len(data) <= _MAX_MODULE_BYTES:
+            tree = ast.parse(data, filename=path)
             context = PlatformPredicates.of_module(tree, path, module_aliases(tree))
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            context = None
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        context = None
     if len(_MODULE_CACHE) > 512:
         _MODULE_CACHE.clear()
-    _MODULE_CACHE[path] = (stat.st_mtime, context)
+    if parsed is not None:
+        # Kept under the hash of what was parsed: a file changed since `digest` was taken is
+        # parsed again the next time it is asked for with its new hash.
+        _MODULE_CACHE[path] = (parsed, context)
     return context
 
 
